@@ -1,0 +1,32 @@
+package booking
+
+import "time"
+
+// Audit events. Each status change writes exactly one record in the same
+// transaction as the change; the other events record decisions that change no
+// status but that the salon must be able to look back on.
+const (
+	EventReserve     = "reserve"               // a booking was created (-> 0, or -> 1 for a free slot)
+	EventConfirm     = "confirm"               // 0 -> 1 by a verified payment
+	EventLatePayment = "late_payment"          // 4 -> 1: paid after expiry and re-seated
+	EventCheckIn     = "checkin"               // 1 -> 2
+	EventCancel      = "cancel"                // 0|1 -> 3
+	EventRelease     = "release"               // 0 -> 4 by the timer
+	EventRefund      = "refund"                // a refund was decided or changed state
+	EventRejected    = "notification_rejected" // a verified notification that does not match its booking
+	EventDrift       = "drift"                 // reconciliation found booked != its bookings
+)
+
+// AuditRecord is one line of the audit trail. ID is assigned by the database and
+// is stable, so a record shipped twice to CLS can be recognised as the same one.
+type AuditRecord struct {
+	ID         int64
+	BookingID  int64 // 0 when the record concerns a slot only
+	SlotID     int64
+	Event      string
+	FromStatus int    // -1 when no booking status applies
+	ToStatus   int    // -1 when no booking status applies
+	Actor      string // customer, salon, timer, wechatpay, system
+	Reason     string
+	CreatedAt  time.Time
+}

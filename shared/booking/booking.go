@@ -1,0 +1,132 @@
+// Package booking holds the salon's domain: slots, bookings, their states and the
+// application error codes. It depends on nothing else in the product; every other
+// package (the MySQL store, WeChat Pay, the API Gateway glue) speaks in these types.
+package booking
+
+import (
+	"fmt"
+	"time"
+)
+
+// Status is a booking's state. The numbers are stored in MySQL and fixed by the design.
+type Status int
+
+const (
+	StatusPending   Status = 0 // seat held while the customer pays the deposit
+	StatusConfirmed Status = 1 // paid (or free slot); seat held
+	StatusCompleted Status = 2 // checked in at the salon; seat held
+	StatusCancelled Status = 3 // by the customer or the salon; seat returned
+	StatusExpired   Status = 4 // unpaid hold released by the timer; seat returned
+)
+
+var statusNames = map[Status]string{
+	StatusPending:   "pending_payment",
+	StatusConfirmed: "confirmed",
+	StatusCompleted: "completed",
+	StatusCancelled: "cancelled",
+	StatusExpired:   "expired",
+}
+
+// String returns the status name used in JSON.
+func (s Status) String() string {
+	if n, ok := statusNames[s]; ok {
+		return n
+	}
+	return fmt.Sprintf("status(%d)", int(s))
+}
+
+// MarshalText makes a Status appear by name in JSON.
+func (s Status) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// HoldsSeat reports whether a booking in this status counts against its slot's
+// capacity. The slot invariant booked = count(bookings holding a seat) rests on it.
+func (s Status) HoldsSeat() bool {
+	return s == StatusPending || s == StatusConfirmed || s == StatusCompleted
+}
+
+// Unfinished reports whether the status blocks the customer from another booking.
+func (s Status) Unfinished() bool { return s == StatusPending || s == StatusConfirmed }
+
+// Slot is one bookable time at the salon.
+type Slot struct {
+	ID       int64
+	StartAt  time.Time
+	EndAt    time.Time
+	Capacity int
+	Booked   int
+	PriceFen int64
+	Open     bool
+}
+
+// Remaining is the number of free seats.
+func (s *Slot) Remaining() int {
+	if r := s.Capacity - s.Booked; r > 0 {
+		return r
+	}
+	return 0
+}
+
+// RefundStatus is the state of a refund as the customer sees it.
+type RefundStatus string
+
+const (
+	// RefundPending: decided and recorded, WeChat has not yet accepted the request.
+	// The customer sees it as processing; the release timer asks WeChat again.
+	RefundPending    RefundStatus = "pending"
+	RefundProcessing RefundStatus = "processing"
+	RefundSucceeded  RefundStatus = "succeeded"
+	RefundFailed     RefundStatus = "failed"
+)
+
+// Refund describes the refund of a booking's deposit.
+type Refund struct {
+	Status      RefundStatus
+	AmountFen   int64
+	OutRefundNo string
+	RefundedAt  *time.Time
+}
+
+// Booking is one customer's reservation of one seat in one slot.
+type Booking struct {
+	ID            int64
+	SlotID        int64
+	OpenID        string
+	Status        Status
+	AmountFen     int64
+	OutTradeNo    string
+	IdemKey       string
+	LockExpire    time.Time
+	TransactionID string
+	PaidAt        *time.Time
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
+	Refund        *Refund
+
+	// Slot times, joined in for the customer's view.
+	StartAt time.Time
+	EndAt   time.Time
+}
+
+// OutTradeNo derives the WeChat Pay order number of a booking. It uses only
+// [0-9A-Za-z] because WeChat puts it in URL paths, and it is deterministic so a
+// retried prepay names the same order.
+func OutTradeNo(bookingID int64) string { return fmt.Sprintf("BK%012d", bookingID) }
+
+// OutRefundNo derives the refund number of a booking. WeChat refunds a number once,
+// so retrying with the same number can never refund twice.
+func OutRefundNo(bookingID int64) string { return fmt.Sprintf("RF%012d", bookingID) }
+
+// ParseOutTradeNo returns the booking id named by an order number.
+func ParseOutTradeNo(s string) (int64, bool) {
+	var id int64
+	if len(s) != 14 || s[:2] != "BK" {
+		return 0, false
+	}
+	for _, c := range s[2:] {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		id = id*10 + int64(c-'0')
+	}
+	return id, id > 0
+}

@@ -1,0 +1,86 @@
+package booking
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Application error codes, fixed by the design. The HTTP mapping lives in one table
+// in package apigw.
+const (
+	EBADREQUEST          = "BAD_REQUEST"
+	EUNAUTHORIZED        = "UNAUTHORIZED"
+	EFORBIDDEN           = "FORBIDDEN"
+	ENOTFOUND            = "NOT_FOUND"
+	ESOLDOUT             = "SOLD_OUT"
+	EACTIVEBOOKINGEXISTS = "ACTIVE_BOOKING_EXISTS"
+	EINVALIDSTATE        = "INVALID_STATE"
+	EPAYLOADTOOLARGE     = "PAYLOAD_TOO_LARGE"
+	ESLOTNOTBOOKABLE     = "SLOT_NOT_BOOKABLE"
+	EINTERNAL            = "INTERNAL"
+	EUPSTREAM            = "UPSTREAM_UNAVAILABLE"
+)
+
+// customerMessages are shown to the customer in the mini-program.
+var customerMessages = map[string]string{
+	EBADREQUEST:          "请求格式不正确",
+	EUNAUTHORIZED:        "请重新登录",
+	EFORBIDDEN:           "无权访问",
+	ENOTFOUND:            "没有找到",
+	ESOLDOUT:             "手慢了，这个时段刚刚被约满",
+	EACTIVEBOOKINGEXISTS: "您已有一个未完成的预约",
+	EINVALIDSTATE:        "当前状态不能进行此操作",
+	EPAYLOADTOOLARGE:     "请求内容过大",
+	ESLOTNOTBOOKABLE:     "这个时段现在不可预约",
+	EINTERNAL:            "系统繁忙，请稍后再试",
+	EUPSTREAM:            "微信暂时无法连接，请稍后再试",
+}
+
+// Error is an application error: a code for the program, a message for the customer.
+// Detail is for the log only and never reaches the customer.
+type Error struct {
+	Code    string
+	Message string
+	Detail  string
+}
+
+func (e *Error) Error() string {
+	if e.Detail != "" {
+		return fmt.Sprintf("%s: %s", e.Code, e.Detail)
+	}
+	return fmt.Sprintf("%s: %s", e.Code, e.Message)
+}
+
+// Errorf returns an application error with the customer message of code and a
+// detail for the log.
+func Errorf(code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: customerMessages[code], Detail: fmt.Sprintf(format, args...)}
+}
+
+// ErrorCode returns the code of an application error anywhere in err's chain, or
+// INTERNAL for any other error. A nil error has no code.
+func ErrorCode(err error) string {
+	var e *Error
+	if err == nil {
+		return ""
+	} else if errors.As(err, &e) {
+		return e.Code
+	}
+	return EINTERNAL
+}
+
+// ErrorMessage returns the customer message of err. Errors that are not application
+// errors get the generic message so that no internal detail leaks.
+func ErrorMessage(err error) string {
+	var e *Error
+	if errors.As(err, &e) && e.Message != "" {
+		return e.Message
+	}
+	if errors.As(err, &e) {
+		return customerMessages[e.Code]
+	}
+	return customerMessages[EINTERNAL]
+}
+
+// IsCode reports whether err carries the given application code.
+func IsCode(err error, code string) bool { return err != nil && ErrorCode(err) == code }
