@@ -1,0 +1,87 @@
+package booking
+
+import (
+	"time"
+)
+
+// Schedule is the salon's request to open slots: every day from From to To (shop
+// dates), slots of SlotMinutes from Open while a whole slot ends by Close.
+type Schedule struct {
+	From        string `json:"from"`
+	To          string `json:"to"`
+	Open        string `json:"open"`
+	Close       string `json:"close"`
+	SlotMinutes *int   `json:"slotMinutes"`
+	Capacity    *int   `json:"capacity"`
+	PriceFen    *int64 `json:"priceFen"`
+}
+
+// ScheduledSlot is one slot a schedule makes.
+type ScheduledSlot struct {
+	StartAt, EndAt time.Time
+	Capacity       int
+	PriceFen       int64
+}
+
+// maxScheduleDays bounds one request so a typo cannot create years of slots.
+const maxScheduleDays = 92
+
+// Slots validates the schedule and returns its slots, with times in loc (the
+// shop's zone). Any invalid field is BAD_REQUEST and no slot is returned.
+func (s *Schedule) Slots(loc *time.Location) ([]ScheduledSlot, error) {
+	bad := func(format string, args ...any) ([]ScheduledSlot, error) {
+		return nil, Errorf(EBADREQUEST, format, args...)
+	}
+	if s.From == "" || s.To == "" || s.Open == "" || s.Close == "" || s.SlotMinutes == nil || s.Capacity == nil || s.PriceFen == nil {
+		return bad("schedule: every field is required")
+	}
+	from, err1 := time.ParseInLocation("2006-01-02", s.From, loc)
+	to, err2 := time.ParseInLocation("2006-01-02", s.To, loc)
+	if err1 != nil || err2 != nil {
+		return bad("schedule: from/to must be real dates YYYY-MM-DD")
+	}
+	if from.After(to) {
+		return bad("schedule: from after to")
+	}
+	if days := int(to.Sub(from).Hours()/24) + 1; days > maxScheduleDays {
+		return bad("schedule: %d days, at most %d per request", days, maxScheduleDays)
+	}
+	open, err1 := time.Parse("15:04", s.Open)
+	closing, err2 := time.Parse("15:04", s.Close)
+	if err1 != nil || err2 != nil {
+		return bad("schedule: open/close must be HH:MM")
+	}
+	if !open.Before(closing) {
+		return bad("schedule: open not before close")
+	}
+	if m := *s.SlotMinutes; m < 5 || m > 720 {
+		return bad("schedule: slotMinutes %d outside 5-720", m)
+	}
+	if c := *s.Capacity; c < 1 || c > 50 {
+		return bad("schedule: capacity %d outside 1-50", c)
+	}
+	if p := *s.PriceFen; p < 0 || p > 1000000 {
+		return bad("schedule: priceFen %d outside 0-1000000", p)
+	}
+	length := time.Duration(*s.SlotMinutes) * time.Minute
+	var out []ScheduledSlot
+	for day := from; !day.After(to); day = day.AddDate(0, 0, 1) {
+		y, m, d := day.Date()
+		start := time.Date(y, m, d, open.Hour(), open.Minute(), 0, 0, loc)
+		end := time.Date(y, m, d, closing.Hour(), closing.Minute(), 0, 0, loc)
+		for t := start; !t.Add(length).After(end); t = t.Add(length) {
+			out = append(out, ScheduledSlot{StartAt: t, EndAt: t.Add(length), Capacity: *s.Capacity, PriceFen: *s.PriceFen})
+		}
+	}
+	return out, nil
+}
+
+// DayBounds returns the start of the shop day named by date (YYYY-MM-DD) and of
+// the next day. A slot is listed under the day it starts.
+func DayBounds(date string, loc *time.Location) (time.Time, time.Time, error) {
+	day, err := time.ParseInLocation("2006-01-02", date, loc)
+	if err != nil {
+		return time.Time{}, time.Time{}, Errorf(EBADREQUEST, "date %q is not YYYY-MM-DD", date)
+	}
+	return day, day.AddDate(0, 0, 1), nil
+}

@@ -1,0 +1,71 @@
+package booking
+
+import (
+	"testing"
+	"time"
+)
+
+func ptr[T any](v T) *T { return &v }
+
+func TestScheduleSlots(t *testing.T) {
+	loc := time.FixedZone("CST", 8*3600)
+	s := Schedule{From: "2026-12-01", To: "2026-12-02", Open: "10:00", Close: "21:00", SlotMinutes: ptr(90), Capacity: ptr(3), PriceFen: ptr(int64(5000))}
+	slots, err := s.Slots(loc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 10:00 .. 19:00 start (19:00-20:30 ends by 21:00; 20:30 would not): 7 a day.
+	if len(slots) != 14 {
+		t.Fatalf("%d slots, want 14", len(slots))
+	}
+	if got := slots[0].StartAt.UTC().Format(time.RFC3339); got != "2026-12-01T02:00:00Z" {
+		t.Fatalf("first slot %s", got)
+	}
+	if last := slots[6]; last.EndAt.Format("15:04") != "20:30" {
+		t.Fatalf("last slot of the day ends %s", last.EndAt.Format("15:04"))
+	}
+	bad := []Schedule{
+		{},
+		{From: "2026-12-03", To: "2026-12-01", Open: "10:00", Close: "21:00", SlotMinutes: ptr(90), Capacity: ptr(3), PriceFen: ptr(int64(0))},
+		{From: "2026-02-30", To: "2026-03-01", Open: "10:00", Close: "21:00", SlotMinutes: ptr(90), Capacity: ptr(3), PriceFen: ptr(int64(0))},
+		{From: "2026-12-01", To: "2026-12-01", Open: "21:00", Close: "10:00", SlotMinutes: ptr(90), Capacity: ptr(3), PriceFen: ptr(int64(0))},
+		{From: "2026-12-01", To: "2026-12-01", Open: "10:00", Close: "21:00", SlotMinutes: ptr(90), Capacity: ptr(51), PriceFen: ptr(int64(0))},
+		{From: "2026-12-01", To: "2026-12-01", Open: "10:00", Close: "21:00", SlotMinutes: ptr(90), Capacity: ptr(0), PriceFen: ptr(int64(0))},
+		{From: "2026-12-01", To: "2026-12-01", Open: "10:00", Close: "21:00", SlotMinutes: ptr(90), Capacity: ptr(3), PriceFen: ptr(int64(1000001))},
+		{From: "2026-12-01", To: "2026-12-01", Open: "25:00", Close: "26:00", SlotMinutes: ptr(90), Capacity: ptr(3), PriceFen: ptr(int64(0))},
+		{From: "2026-01-01", To: "2026-12-31", Open: "10:00", Close: "21:00", SlotMinutes: ptr(90), Capacity: ptr(3), PriceFen: ptr(int64(0))},
+	}
+	for i, b := range bad {
+		if _, err := b.Slots(loc); !IsCode(err, EBADREQUEST) {
+			t.Errorf("schedule %d: %v, want BAD_REQUEST", i, err)
+		}
+	}
+}
+
+func TestOutTradeNoRoundTrip(t *testing.T) {
+	for _, id := range []int64{1, 42, 999999999999} {
+		if got, ok := ParseOutTradeNo(OutTradeNo(id)); !ok || got != id {
+			t.Fatalf("%d -> %s -> %d %v", id, OutTradeNo(id), got, ok)
+		}
+	}
+	for _, s := range []string{"", "BK", "BK00000000000x", "XX000000000001", "BK000000000000", "BK0000000000001"} {
+		if _, ok := ParseOutTradeNo(s); ok {
+			t.Fatalf("%q parsed", s)
+		}
+	}
+}
+
+func TestErrorCodeNeverLeaksDetail(t *testing.T) {
+	err := Errorf(ESOLDOUT, "slot %d", 7)
+	if ErrorCode(err) != ESOLDOUT || ErrorMessage(err) != "手慢了，这个时段刚刚被约满" {
+		t.Fatal(ErrorCode(err), ErrorMessage(err))
+	}
+	plain := errTest("dial tcp 10.0.0.1:3306: password=secret")
+	if ErrorCode(plain) != EINTERNAL || ErrorMessage(plain) == plain.Error() {
+		t.Fatal("internal detail leaked")
+	}
+}
+
+type errTest string
+
+func (e errTest) Error() string { return string(e) }

@@ -1,0 +1,277 @@
+package mysql
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+
+	"salon/shared/booking"
+)
+
+const bookingColumns = `b.book_id, b.slot_id, b.openid, b.status, b.amount_fen, COALESCE(b.out_trade_no, ''),
+	COALESCE(b.idem_key, ''), b.lock_expire, COALESCE(b.transaction_id, ''), b.paid_at,
+	b.refund_status, b.refund_fen, b.refund_no, b.refunded_at, b.created_at, b.updated_at,
+	s.start_at, s.end_at`
+
+const bookingFrom = ` FROM t_booking b JOIN t_slot s ON s.slot_id = b.slot_id `
+
+func scanBooking(row interface{ Scan(...any) error }) (*booking.Booking, error) {
+	var b booking.Booking
+	var refundStatus, refundNo sql.NullString
+	var refundFen sql.NullInt64
+	var refundedAt sql.NullTime
+	var paidAt sql.NullTime
+	if err := row.Scan(&b.ID, &b.SlotID, &b.OpenID, &b.Status, &b.AmountFen, &b.OutTradeNo,
+		&b.IdemKey, &b.LockExpire, &b.TransactionID, &paidAt,
+		&refundStatus, &refundFen, &refundNo, &refundedAt, &b.CreatedAt, &b.UpdatedAt,
+		&b.StartAt, &b.EndAt); err != nil {
+		return nil, err
+	}
+	if paidAt.Valid {
+		t := paidAt.Time
+		b.PaidAt = &t
+	}
+	if refundStatus.Valid {
+		b.Refund = &booking.Refund{Status: booking.RefundStatus(refundStatus.String), AmountFen: refundFen.Int64, OutRefundNo: refundNo.String}
+		if refundedAt.Valid {
+			t := refundedAt.Time
+			b.Refund.RefundedAt = &t
+		}
+	}
+	return &b, nil
+}
+
+type querier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+func findBooking(ctx context.Context, q querier, id int64) (*booking.Booking, error) {
+	b, err := scanBooking(q.QueryRowContext(ctx, `SELECT `+bookingColumns+bookingFrom+`WHERE b.book_id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, booking.Errorf(booking.ENOTFOUND, "booking %d not found", id)
+	}
+	return b, err
+}
+
+// FindBooking returns a booking by id.
+func (db *DB) FindBooking(ctx context.Context, id int64) (*booking.Booking, error) {
+	return findBooking(ctx, db.db, id)
+}
+
+// FindCustomerBooking returns the customer's own booking. Someone else's booking
+// is NOT_FOUND, exactly like one that does not exist, so ids reveal nothing.
+func (db *DB) FindCustomerBooking(ctx context.Context, openid string, id int64) (*booking.Booking, error) {
+	b, err := db.FindBooking(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if b.OpenID != openid {
+		return nil, booking.Errorf(booking.ENOTFOUND, "booking %d belongs to another customer", id)
+	}
+	return b, nil
+}
+
+// ListCustomerBookings returns a customer's bookings, newest first.
+func (db *DB) ListCustomerBookings(ctx context.Context, openid string, limit int) ([]*booking.Booking, error) {
+	return db.listBookings(ctx, `WHERE b.openid = ? ORDER BY b.book_id DESC LIMIT ?`, openid, limit)
+}
+
+// ListSlotBookings returns the bookings of the slots starting in [from, to), for
+// the salon's day view.
+func (db *DB) ListSlotBookings(ctx context.Context, from, to time.Time) ([]*booking.Booking, error) {
+	return db.listBookings(ctx, `WHERE s.start_at >= ? AND s.start_at < ? ORDER BY s.start_at, b.book_id`, from.UTC(), to.UTC())
+}
+
+func (db *DB) listBookings(ctx context.Context, where string, args ...any) ([]*booking.Booking, error) {
+	rows, err := db.db.QueryContext(ctx, `SELECT `+bookingColumns+bookingFrom+where, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*booking.Booking
+	for rows.Next() {
+		b, err := scanBooking(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, b)
+	}
+	return out, rows.Err()
+}
+
+// ReserveRequest asks for one seat.
+type ReserveRequest struct {
+	OpenID  string
+	SlotID  int64
+	IdemKey string // optional; names one reservation of this customer
+}
+
+// Reserve takes a seat for the customer (design steps 0-3). It answers the
+// booking and whether this call created it (false when an idempotency key named an
+// existing reservation).
+//
+// The order of work matters when a hundred customers want the last seat: every
+// check that needs no lock runs first, the booking and its audit record are
+// written next (they lock only their own new rows), and the slot row, the one
+// thing all of them contend for, is locked last, by one conditional UPDATE, and
+// held only until the commit that immediately follows.
+func (db *DB) Reserve(ctx context.Context, req ReserveRequest) (*booking.Booking, bool, error) {
+	if req.IdemKey != "" {
+		if b, err := db.findByIdemKey(ctx, req); b != nil || err != nil {
+			return b, false, err
+		}
+	}
+
+	// One read answers every cheap refusal: no such slot, the customer already has
+	// an unfinished booking, the slot is not bookable, or it is full. A full slot
+	// costs one indexed read and no write. None of these is trusted for the write:
+	// the unique key and the conditional UPDATE below decide under concurrency.
+	var (
+		slot        booking.Slot
+		started     bool
+		inWindow    bool
+		now         time.Time
+		activeCount int
+	)
+	err := db.db.QueryRowContext(ctx, `
+		SELECT `+slotColumns+`, start_at <= UTC_TIMESTAMP(6),
+		       start_at <= UTC_TIMESTAMP(6) + INTERVAL ? DAY, UTC_TIMESTAMP(6),
+		       (SELECT COUNT(*) FROM t_booking WHERE active_openid = ?)
+		FROM t_slot WHERE slot_id = ?`, db.WindowDays, req.OpenID, req.SlotID).
+		Scan(&slot.ID, &slot.StartAt, &slot.EndAt, &slot.Capacity, &slot.Booked, &slot.PriceFen, &slot.Open,
+			&started, &inWindow, &now, &activeCount)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil, false, booking.Errorf(booking.ENOTFOUND, "slot %d not found", req.SlotID)
+	case err != nil:
+		return nil, false, err
+	case activeCount > 0:
+		return db.activeExists(ctx, req)
+	case !slot.Open || started || !inWindow:
+		return nil, false, booking.Errorf(booking.ESLOTNOTBOOKABLE, "slot %d: open=%v started=%v inWindow=%v", slot.ID, slot.Open, started, inWindow)
+	case slot.Booked >= slot.Capacity:
+		return nil, false, booking.Errorf(booking.ESOLDOUT, "slot %d full (read)", slot.ID)
+	}
+
+	b, err := db.reserveTx(ctx, req, &slot, now)
+	if booking.IsCode(err, booking.EACTIVEBOOKINGEXISTS) {
+		return db.activeExists(ctx, req)
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	return b, true, nil
+}
+
+// activeExists answers a reservation refused because the customer holds an
+// unfinished booking. When that booking is the one this request's idempotency key
+// names (a concurrent or earlier retry won), it is the answer instead. The winner
+// has committed by the time its key blocked us, so this fresh read sees it.
+func (db *DB) activeExists(ctx context.Context, req ReserveRequest) (*booking.Booking, bool, error) {
+	if req.IdemKey != "" {
+		if b, err := db.findByIdemKey(ctx, req); b != nil || err != nil {
+			return b, false, err
+		}
+	}
+	return nil, false, booking.Errorf(booking.EACTIVEBOOKINGEXISTS, "customer holds an unfinished booking")
+}
+
+func (db *DB) reserveTx(ctx context.Context, req ReserveRequest, slot *booking.Slot, now time.Time) (*booking.Booking, error) {
+	status := booking.StatusPending
+	event := "hold"
+	if slot.PriceFen == 0 {
+		// No deposit to wait for: the booking is confirmed at once.
+		status = booking.StatusConfirmed
+		event = "free slot"
+	}
+	lockExpire := now.Add(db.LockTTL)
+
+	tx, err := db.begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+
+	var idem any
+	if req.IdemKey != "" {
+		idem = req.IdemKey
+	}
+	res, err := tx.ExecContext(ctx, `
+		INSERT INTO t_booking (slot_id, openid, status, amount_fen, idem_key, lock_expire, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		slot.ID, req.OpenID, status, slot.PriceFen, idem, lockExpire, now, now)
+	if k := dupKey(err); k != "" {
+		return nil, booking.Errorf(booking.EACTIVEBOOKINGEXISTS, "insert: duplicate %s", k)
+	} else if err != nil {
+		return nil, err
+	}
+	id, err := res.LastInsertId()
+	if err != nil {
+		return nil, err
+	}
+	outTradeNo := booking.OutTradeNo(id)
+	if _, err := tx.ExecContext(ctx, `UPDATE t_booking SET out_trade_no = ? WHERE book_id = ?`, outTradeNo, id); err != nil {
+		return nil, err
+	}
+	if err := insertAudit(ctx, tx, booking.AuditRecord{
+		BookingID: id, SlotID: slot.ID, Event: booking.EventReserve,
+		FromStatus: -1, ToStatus: int(status), Actor: "customer", Reason: event,
+	}); err != nil {
+		return nil, err
+	}
+
+	// The seat is taken by this one statement or not at all. Reading booked and
+	// writing booked+1 in two steps is what sold the last seat six times: here the
+	// database re-checks the condition on the locked row, so of any number of
+	// concurrent requests exactly as many succeed as there are seats. It is never
+	// retried: 0 rows means the seat went to someone else.
+	res, err = tx.ExecContext(ctx, `
+		UPDATE t_slot SET booked = booked + 1
+		WHERE slot_id = ? AND booked < capacity AND is_open = 1 AND start_at > UTC_TIMESTAMP(6)`, slot.ID)
+	if err != nil {
+		return nil, err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		tx.Rollback()
+		return nil, db.whyNotTaken(ctx, slot.ID)
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, err
+	}
+	return &booking.Booking{
+		ID: id, SlotID: slot.ID, OpenID: req.OpenID, Status: status, AmountFen: slot.PriceFen,
+		OutTradeNo: outTradeNo, IdemKey: req.IdemKey, LockExpire: lockExpire,
+		CreatedAt: now, UpdatedAt: now, StartAt: slot.StartAt, EndAt: slot.EndAt,
+	}, nil
+}
+
+// whyNotTaken tells a full slot from one closed or started meanwhile.
+func (db *DB) whyNotTaken(ctx context.Context, slotID int64) error {
+	var full bool
+	err := db.db.QueryRowContext(ctx, `SELECT booked >= capacity FROM t_slot WHERE slot_id = ?`, slotID).Scan(&full)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	if full {
+		return booking.Errorf(booking.ESOLDOUT, "slot %d full", slotID)
+	}
+	return booking.Errorf(booking.ESLOTNOTBOOKABLE, "slot %d closed or started meanwhile", slotID)
+}
+
+// findByIdemKey returns the reservation an idempotency key already names, nil if
+// none. The same key with another slot is a client bug: INVALID_STATE.
+func (db *DB) findByIdemKey(ctx context.Context, req ReserveRequest) (*booking.Booking, error) {
+	b, err := scanBooking(db.db.QueryRowContext(ctx, `SELECT `+bookingColumns+bookingFrom+`WHERE b.openid = ? AND b.idem_key = ?`, req.OpenID, req.IdemKey))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	if b.SlotID != req.SlotID {
+		return nil, booking.Errorf(booking.EINVALIDSTATE, "idempotency key names booking %d of slot %d", b.ID, b.SlotID)
+	}
+	return b, nil
+}

@@ -1,0 +1,105 @@
+package mysql
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strings"
+)
+
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
+
+// Migrate applies every embedded migration that has not been applied yet, in name
+// order, each once. Several processes may run it at the same moment (every cold
+// start of the migration step, two developers, CI): a named server lock serialises
+// them, and the version table makes a second run a no-op.
+func (db *DB) Migrate(ctx context.Context) error {
+	conn, err := db.db.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	defer conn.Close()
+
+	// GET_LOCK is per server, so the lock name carries the schema's name: tests
+	// migrate many fresh databases on one server in parallel.
+	var schema string
+	if err := conn.QueryRowContext(ctx, `SELECT DATABASE()`).Scan(&schema); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	lock := "salon_migrate:" + schema
+	var got sql.NullInt64
+	if err := conn.QueryRowContext(ctx, `SELECT GET_LOCK(?, 60)`, lock).Scan(&got); err != nil {
+		return fmt.Errorf("migrate: lock: %w", err)
+	}
+	if !got.Valid || got.Int64 != 1 {
+		return fmt.Errorf("migrate: another migration held the lock for 60s")
+	}
+	defer conn.ExecContext(context.WithoutCancel(ctx), `SELECT RELEASE_LOCK(?)`, lock)
+
+	if _, err := conn.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version VARCHAR(128) NOT NULL PRIMARY KEY,
+		applied_at DATETIME(6) NOT NULL
+	) ENGINE=InnoDB`); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+
+	names, err := fs.Glob(migrationFiles, "migrations/*.sql")
+	if err != nil {
+		return err
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		version := strings.TrimSuffix(strings.TrimPrefix(name, "migrations/"), ".sql")
+		var n int
+		if err := conn.QueryRowContext(ctx, `SELECT COUNT(*) FROM schema_migrations WHERE version = ?`, version).Scan(&n); err != nil {
+			return fmt.Errorf("migrate: %w", err)
+		}
+		if n > 0 {
+			continue
+		}
+		body, err := migrationFiles.ReadFile(name)
+		if err != nil {
+			return err
+		}
+		// DDL commits implicitly in MySQL, so a migration is a list of statements
+		// applied one by one; each file must therefore be written to be re-runnable
+		// or small enough that a failure is fixed by hand.
+		for _, stmt := range splitStatements(string(body)) {
+			if _, err := conn.ExecContext(ctx, stmt); err != nil {
+				return fmt.Errorf("migrate %s: %w", version, err)
+			}
+		}
+		if _, err := conn.ExecContext(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES (?, UTC_TIMESTAMP(6))`, version); err != nil {
+			return fmt.Errorf("migrate %s: %w", version, err)
+		}
+	}
+	return nil
+}
+
+// splitStatements splits a migration on semicolons that end a line, dropping
+// comment lines. Migrations contain no procedures, so this is enough.
+func splitStatements(sqlText string) []string {
+	var out []string
+	var cur strings.Builder
+	for _, line := range strings.Split(sqlText, "\n") {
+		trimmed := strings.TrimSpace(line)
+		if trimmed == "" || strings.HasPrefix(trimmed, "--") {
+			continue
+		}
+		cur.WriteString(line)
+		cur.WriteString("\n")
+		if strings.HasSuffix(trimmed, ";") {
+			stmt := strings.TrimSuffix(strings.TrimSpace(cur.String()), ";")
+			out = append(out, stmt)
+			cur.Reset()
+		}
+	}
+	if s := strings.TrimSpace(cur.String()); s != "" {
+		out = append(out, s)
+	}
+	return out
+}

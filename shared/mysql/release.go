@@ -1,0 +1,157 @@
+package mysql
+
+import (
+	"context"
+	"time"
+
+	"salon/shared/booking"
+)
+
+// ClaimExpired leases up to limit pending bookings whose hold has expired (by the
+// database's clock) to the calling release run for lease. Timer runs overlap and
+// are retried; SKIP LOCKED lets two runs claim at the same moment without waiting
+// on each other, and the lease keeps a claimed row away from other runs while this
+// one talks to WeChat, without holding a lock across those calls. A run that dies
+// loses its lease when it ends, and the row is claimed again.
+func (db *DB) ClaimExpired(ctx context.Context, limit int, lease time.Duration) ([]*booking.Booking, error) {
+	tx, err := db.beginReadCommitted(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	rows, err := tx.QueryContext(ctx, `
+		SELECT book_id FROM t_booking
+		WHERE status = 0 AND lock_expire <= UTC_TIMESTAMP(6) AND claim_until <= UTC_TIMESTAMP(6)
+		ORDER BY lock_expire LIMIT ? FOR UPDATE SKIP LOCKED`, limit)
+	if err != nil {
+		return nil, err
+	}
+	var ids []any
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	args := append([]any{lease.Microseconds()}, ids...)
+	if _, err := tx.ExecContext(ctx, `UPDATE t_booking SET claim_until = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND
+		WHERE book_id IN (`+placeholders(len(ids))+`)`, args...); err != nil {
+		return nil, err
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, err
+	}
+	return db.listBookings(ctx, `WHERE b.book_id IN (`+placeholders(len(ids))+`) ORDER BY b.lock_expire`, ids...)
+}
+
+// StartRefund records that a verified payment for a booking that holds no seat
+// (cancelled, or expired with no seat to give back) is to be refunded in full. It
+// is conditional on the booking still being in status from and having no refund
+// yet, so duplicate notifications start one refund. It reports whether this call
+// started it.
+func (db *DB) StartRefund(ctx context.Context, id int64, from booking.Status, p Payment, actor, reason string) (bool, error) {
+	tx, err := db.begin(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer tx.Rollback()
+	res, err := tx.ExecContext(ctx, `
+		UPDATE t_booking SET transaction_id = ?, paid_fen = ?, paid_at = ?,
+		       refund_status = ?, refund_fen = ?, refund_no = ?, updated_at = UTC_TIMESTAMP(6)
+		WHERE book_id = ? AND status = ? AND refund_status IS NULL`,
+		p.TransactionID, p.AmountFen, p.PaidAt.UTC(), booking.RefundPending, p.AmountFen, booking.OutRefundNo(id), id, from)
+	if err != nil {
+		return false, err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return false, nil
+	}
+	if err := insertAudit(ctx, tx, booking.AuditRecord{BookingID: id, Event: booking.EventRefund,
+		FromStatus: int(from), ToStatus: int(from), Actor: actor, Reason: reason}); err != nil {
+		return false, err
+	}
+	return true, tx.Commit()
+}
+
+// SetRefundState moves a booking's refund to state to (processing once WeChat
+// accepted it, succeeded or failed once WeChat says so). A final state is never
+// left, so a late or duplicate notification changes nothing. It reports whether
+// this call changed it.
+func (db *DB) SetRefundState(ctx context.Context, id int64, to booking.RefundStatus, refundedAt *time.Time, actor, reason string) (bool, error) {
+	tx, err := db.begin(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer tx.Rollback()
+	var at any
+	if refundedAt != nil {
+		at = refundedAt.UTC()
+	}
+	res, err := tx.ExecContext(ctx, `
+		UPDATE t_booking SET refund_status = ?, refunded_at = COALESCE(?, refunded_at), updated_at = UTC_TIMESTAMP(6)
+		WHERE book_id = ? AND refund_status IN (?, ?) AND refund_status <> ?`,
+		to, at, id, booking.RefundPending, booking.RefundProcessing, to)
+	if err != nil {
+		return false, err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return false, nil
+	}
+	var status int
+	if err := tx.QueryRowContext(ctx, `SELECT status FROM t_booking WHERE book_id = ?`, id).Scan(&status); err != nil {
+		return false, err
+	}
+	if err := insertAudit(ctx, tx, booking.AuditRecord{BookingID: id, Event: booking.EventRefund,
+		FromStatus: status, ToStatus: status, Actor: actor, Reason: "refund " + string(to) + ": " + reason}); err != nil {
+		return false, err
+	}
+	return true, tx.Commit()
+}
+
+// PendingRefunds returns bookings whose refund WeChat has not yet accepted, for the
+// release run to ask again (with the same refund number, so never twice).
+func (db *DB) PendingRefunds(ctx context.Context, limit int) ([]*booking.Booking, error) {
+	return db.listBookings(ctx, `WHERE b.refund_status = ? ORDER BY b.book_id LIMIT ?`, booking.RefundPending, limit)
+}
+
+// SlotDrift is a slot whose booked counter disagrees with its bookings.
+type SlotDrift struct {
+	SlotID   int64
+	Booked   int
+	Holding  int // bookings in a status that holds a seat
+	Capacity int
+}
+
+// FindDrift compares every slot that has not started with the bookings that hold
+// its seats. It only reports: a drift means a bug, and repairing it silently would
+// hide the bug and could hand a paid seat to someone else.
+func (db *DB) FindDrift(ctx context.Context) ([]SlotDrift, error) {
+	rows, err := db.db.QueryContext(ctx, `
+		SELECT s.slot_id, s.booked, s.capacity, COUNT(b.book_id)
+		FROM t_slot s LEFT JOIN t_booking b ON b.slot_id = s.slot_id AND b.status IN (0, 1, 2)
+		WHERE s.start_at > UTC_TIMESTAMP(6)
+		GROUP BY s.slot_id, s.booked, s.capacity
+		HAVING s.booked <> COUNT(b.book_id) OR s.booked > s.capacity`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []SlotDrift
+	for rows.Next() {
+		var d SlotDrift
+		if err := rows.Scan(&d.SlotID, &d.Booked, &d.Capacity, &d.Holding); err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}

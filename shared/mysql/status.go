@@ -1,0 +1,110 @@
+package mysql
+
+import (
+	"context"
+	"database/sql"
+	"time"
+
+	"salon/shared/booking"
+)
+
+// Change is one change of a booking's status.
+type Change struct {
+	BookingID int64
+	From, To  booking.Status
+	Event     string // booking.Event*
+	Actor     string // customer, salon, timer, wechatpay
+	Reason    string
+
+	// Payment, when set, records the verified payment with the change.
+	Payment *Payment
+	// StartRefund, when set, records in the same transaction that the deposit is
+	// to be refunded in full (a paid booking cancelled), so the refund can never be
+	// forgotten between the commit and the call to WeChat.
+	StartRefund bool
+}
+
+// Payment is a verified WeChat payment.
+type Payment struct {
+	TransactionID string
+	AmountFen     int64
+	PaidAt        time.Time
+}
+
+// ChangeStatus moves a booking from c.From to c.To: the one way any status
+// changes. It is conditional on the current status, so of several concurrent
+// changes of one booking exactly one wins; the losers get INVALID_STATE and
+// change nothing. In the same transaction it returns the seat when the new status
+// holds none, takes one back (conditionally, as at reserve) when a booking that
+// held none comes back, and writes the audit record.
+func (db *DB) ChangeStatus(ctx context.Context, c Change) (*booking.Booking, error) {
+	tx, err := db.begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	if err := changeStatus(ctx, tx, c); err != nil {
+		return nil, err
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, err
+	}
+	return db.FindBooking(ctx, c.BookingID)
+}
+
+func changeStatus(ctx context.Context, tx *sql.Tx, c Change) error {
+	var slotID int64
+	err := tx.QueryRowContext(ctx, `SELECT slot_id FROM t_booking WHERE book_id = ?`, c.BookingID).Scan(&slotID)
+	if err == sql.ErrNoRows {
+		return booking.Errorf(booking.ENOTFOUND, "booking %d not found", c.BookingID)
+	} else if err != nil {
+		return err
+	}
+
+	set := `status = ?, updated_at = UTC_TIMESTAMP(6)`
+	args := []any{c.To}
+	if c.Payment != nil {
+		set += `, transaction_id = ?, paid_fen = ?, paid_at = ?`
+		args = append(args, c.Payment.TransactionID, c.Payment.AmountFen, c.Payment.PaidAt.UTC())
+	}
+	if c.StartRefund {
+		set += `, refund_status = ?, refund_fen = COALESCE(paid_fen, amount_fen), refund_no = ?`
+		args = append(args, booking.RefundPending, booking.OutRefundNo(c.BookingID))
+	}
+	args = append(args, c.BookingID, c.From)
+	res, err := tx.ExecContext(ctx, `UPDATE t_booking SET `+set+` WHERE book_id = ? AND status = ?`, args...)
+	if k := dupKey(err); k == "uk_booking_active" {
+		// Only a booking coming back to life (4 -> 1) can collide here: the
+		// customer meanwhile holds another unfinished booking.
+		return booking.Errorf(booking.EACTIVEBOOKINGEXISTS, "booking %d: customer holds another unfinished booking", c.BookingID)
+	} else if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return booking.Errorf(booking.EINVALIDSTATE, "booking %d is no longer %s", c.BookingID, c.From)
+	}
+
+	if err := insertAudit(ctx, tx, booking.AuditRecord{
+		BookingID: c.BookingID, SlotID: slotID, Event: c.Event,
+		FromStatus: int(c.From), ToStatus: int(c.To), Actor: c.Actor, Reason: c.Reason,
+	}); err != nil {
+		return err
+	}
+
+	// The slot row is touched last so that its lock, which every reservation of
+	// this slot waits for, is held only until the commit.
+	switch {
+	case c.From.HoldsSeat() && !c.To.HoldsSeat():
+		_, err = tx.ExecContext(ctx, `UPDATE t_slot SET booked = booked - 1 WHERE slot_id = ?`, slotID)
+		return err
+	case !c.From.HoldsSeat() && c.To.HoldsSeat():
+		res, err := tx.ExecContext(ctx, `UPDATE t_slot SET booked = booked + 1 WHERE slot_id = ? AND booked < capacity`, slotID)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return booking.Errorf(booking.ESOLDOUT, "slot %d has no seat for booking %d", slotID, c.BookingID)
+		}
+	}
+	return nil
+}
