@@ -3,11 +3,12 @@ module salon
 go 1.26.8
 
 require (
-	filippo.io/edwards25519 v1.2.0 // indirect
-	github.com/go-sql-driver/mysql v1.10.1 // indirect
-	github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common v1.3.212 // indirect
-	github.com/tencentyun/scf-go-lib v0.0.0-20230904103145-13c9a7eeca80 // indirect
-	github.com/wechatpay-apiv3/wechatpay-go v0.2.21 // indirect
-	google.golang.org/protobuf v1.36.12 // indirect
-	gopkg.in/yaml.v3 v3.0.1 // indirect
+	github.com/go-sql-driver/mysql v1.10.1
+	github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common v1.3.212
+	github.com/tencentyun/scf-go-lib v0.0.0-20230904103145-13c9a7eeca80
+	github.com/wechatpay-apiv3/wechatpay-go v0.2.21
+	google.golang.org/protobuf v1.36.12
+	gopkg.in/yaml.v3 v3.0.1
 )
+
+require filippo.io/edwards25519 v1.2.0 // indirect

@@ -1,0 +1,66 @@
+package apigw
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"salon/shared/booking"
+)
+
+// PathInt64 returns the named path parameter as a positive integer, or BAD_REQUEST.
+func (r *Request) PathInt64(name string) (int64, error) {
+	v := r.PathParams[name]
+	if v == "" || len(v) > 19 || strings.TrimLeft(v, "0123456789") != "" {
+		return 0, booking.Errorf(booking.EBADREQUEST, "path parameter %s is not a positive integer", name)
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n <= 0 {
+		return 0, booking.Errorf(booking.EBADREQUEST, "path parameter %s is not a positive integer", name)
+	}
+	return n, nil
+}
+
+// BearerToken returns the token of an "Authorization: Bearer <token>" header, or ""
+// when there is none. The scheme is matched case-insensitively.
+func (r *Request) BearerToken() string {
+	h := strings.TrimSpace(r.Header.Get("Authorization"))
+	const scheme = "bearer "
+	if len(h) <= len(scheme) || !strings.EqualFold(h[:len(scheme)], scheme) {
+		return ""
+	}
+	return strings.TrimSpace(h[len(scheme):])
+}
+
+// DecodeJSON decodes the request body into v strictly: one JSON value, no unknown
+// fields, no wrong types, nothing after it. Any failure is BAD_REQUEST with a short
+// detail for the log that never quotes the body.
+func DecodeJSON(r *Request, v any) error {
+	body := bytes.TrimSpace(r.Body)
+	if len(body) == 0 {
+		return booking.Errorf(booking.EBADREQUEST, "empty body")
+	}
+	if bytes.Equal(body, []byte("null")) {
+		return booking.Errorf(booking.EBADREQUEST, "body is null")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var ie *json.InvalidUnmarshalError
+		if errors.As(err, &ie) {
+			return fmt.Errorf("apigw.DecodeJSON: %w", err) // a bug in the caller: INTERNAL
+		}
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			return booking.Errorf(booking.EBADREQUEST, "truncated JSON")
+		}
+		return booking.Errorf(booking.EBADREQUEST, "%s", shortJSONError(err))
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return booking.Errorf(booking.EBADREQUEST, "trailing data after the JSON value")
+	}
+	return nil
+}

@@ -1,0 +1,112 @@
+package apigw
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"salon/shared/booking"
+)
+
+func TestDecodeJSON(t *testing.T) {
+	type login struct {
+		Code   string `json:"code"`
+		SlotID int64  `json:"slotId"`
+	}
+	tests := []struct {
+		name   string
+		body   string
+		code   string // "" means success
+		detail string // a part of the log detail
+	}{
+		{"ok", `{"code":"abc","slotId":7}`, "", ""},
+		{"ok with whitespace", " \n{\"code\":\"abc\"}\n ", "", ""},
+		{"empty body", ``, booking.EBADREQUEST, "empty body"},
+		{"blank body", "  \n", booking.EBADREQUEST, "empty body"},
+		{"null", `null`, booking.EBADREQUEST, "null"},
+		{"malformed", `{"code":}`, booking.EBADREQUEST, "malformed JSON"},
+		{"truncated", `{"code":"abc"`, booking.EBADREQUEST, "truncated"},
+		{"wrong type string for int", `{"slotId":"7"}`, booking.EBADREQUEST, "slotId"},
+		{"wrong type float for int", `{"slotId":1.5}`, booking.EBADREQUEST, "slotId"},
+		{"wrong top-level type", `[1]`, booking.EBADREQUEST, "want"},
+		{"unknown field", `{"code":"abc","admin":true}`, booking.EBADREQUEST, "unknown field"},
+		{"trailing object", `{"code":"abc"}{"code":"x"}`, booking.EBADREQUEST, "trailing data"},
+		{"trailing garbage", `{"code":"abc"} x`, booking.EBADREQUEST, "trailing data"},
+		{"trailing comma", `{"code":"abc"},`, booking.EBADREQUEST, "trailing data"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var v login
+			err := DecodeJSON(&Request{Body: []byte(tt.body)}, &v)
+			if got := booking.ErrorCode(err); got != tt.code {
+				t.Fatalf("code = %q (%v), want %q", got, err, tt.code)
+			}
+			if err != nil && !strings.Contains(err.Error(), tt.detail) {
+				t.Errorf("detail %q does not mention %q", err, tt.detail)
+			}
+		})
+	}
+	t.Run("detail never quotes the body", func(t *testing.T) {
+		err := DecodeJSON(&Request{Body: []byte(`{"slotId":"s3cr3t-value"}`)}, &login{})
+		if err == nil || strings.Contains(err.Error(), "s3cr3t") {
+			t.Errorf("err = %v", err)
+		}
+	})
+	t.Run("non-pointer is internal", func(t *testing.T) {
+		err := DecodeJSON(&Request{Body: []byte(`{}`)}, login{})
+		if booking.ErrorCode(err) != booking.EINTERNAL {
+			t.Errorf("err = %v", err)
+		}
+	})
+}
+
+func TestPathInt64(t *testing.T) {
+	tests := []struct {
+		val  string
+		want int64
+		ok   bool
+	}{
+		{"17", 17, true},
+		{"9223372036854775807", 9223372036854775807, true},
+		{"9223372036854775808", 0, false},
+		{"0", 0, false},
+		{"-1", 0, false},
+		{"+1", 0, false},
+		{"1e3", 0, false},
+		{" 1", 0, false},
+		{"", 0, false},
+		{"abc", 0, false},
+	}
+	for _, tt := range tests {
+		r := &Request{PathParams: map[string]string{"id": tt.val}}
+		got, err := r.PathInt64("id")
+		if (err == nil) != tt.ok || got != tt.want {
+			t.Errorf("PathInt64(%q) = %d, %v", tt.val, got, err)
+		}
+		if err != nil && booking.ErrorCode(err) != booking.EBADREQUEST {
+			t.Errorf("PathInt64(%q) code = %s", tt.val, booking.ErrorCode(err))
+		}
+	}
+}
+
+func TestBearerToken(t *testing.T) {
+	tests := []struct{ header, want string }{
+		{"Bearer abc.def", "abc.def"},
+		{"bearer abc", "abc"},
+		{"BEARER  abc ", "abc"},
+		{"Basic abc", ""},
+		{"Bearer", ""},
+		{"Bearer ", ""},
+		{"", ""},
+		{"abc", ""},
+	}
+	for _, tt := range tests {
+		r := &Request{Header: http.Header{}}
+		if tt.header != "" {
+			r.Header.Set("Authorization", tt.header)
+		}
+		if got := r.BearerToken(); got != tt.want {
+			t.Errorf("BearerToken(%q) = %q, want %q", tt.header, got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,94 @@
+package apigw
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"salon/shared/booking"
+)
+
+// Response is the integrated response API Gateway and Function URLs expect. Body is a
+// string; binary bodies are base64-encoded with IsBase64Encoded set.
+type Response struct {
+	IsBase64Encoded bool              `json:"isBase64Encoded"`
+	StatusCode      int               `json:"statusCode"`
+	Headers         map[string]string `json:"headers"`
+	Body            string            `json:"body"`
+}
+
+// statusOf is the one table from application codes to HTTP statuses.
+var statusOf = map[string]int{
+	booking.EBADREQUEST:          http.StatusBadRequest,
+	booking.EUNAUTHORIZED:        http.StatusUnauthorized,
+	booking.EFORBIDDEN:           http.StatusForbidden,
+	booking.ENOTFOUND:            http.StatusNotFound,
+	booking.ESOLDOUT:             http.StatusConflict,
+	booking.EACTIVEBOOKINGEXISTS: http.StatusConflict,
+	booking.EINVALIDSTATE:        http.StatusConflict,
+	booking.EPAYLOADTOOLARGE:     http.StatusRequestEntityTooLarge,
+	booking.ESLOTNOTBOOKABLE:     http.StatusUnprocessableEntity,
+	booking.EINTERNAL:            http.StatusInternalServerError,
+	booking.EUPSTREAM:            http.StatusServiceUnavailable,
+}
+
+// HTTPStatus returns the HTTP status of an application error code. A code outside
+// the design's table is a programming error and answers 500.
+func HTTPStatus(code string) int {
+	if s, ok := statusOf[code]; ok {
+		return s
+	}
+	return http.StatusInternalServerError
+}
+
+// ErrorBody is the JSON body of every error answer.
+type ErrorBody struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// ErrorResponse answers err as {"code","message"} with the customer message. Any
+// error that is not an application error, or carries a code outside the table, is
+// INTERNAL with the generic message: its detail belongs in the log only.
+func ErrorResponse(err error) *Response {
+	return errorResponse(responseCode(err), err)
+}
+
+// responseCode is the code the customer sees for err.
+func responseCode(err error) string {
+	code := booking.ErrorCode(err)
+	if _, ok := statusOf[code]; !ok {
+		return booking.EINTERNAL
+	}
+	return code
+}
+
+func errorResponse(code string, err error) *Response {
+	msg := booking.ErrorMessage(err)
+	if code == booking.EINTERNAL || booking.ErrorCode(err) != code {
+		// Never the message of an internal error, whatever it was built with.
+		msg = booking.Errorf(code, "").Message
+	}
+	return JSON(HTTPStatus(code), ErrorBody{Code: code, Message: msg})
+}
+
+// JSON answers v as JSON with the given status. If v cannot be marshalled the answer
+// is a 500 INTERNAL error instead.
+func JSON(status int, v any) *Response {
+	b, err := json.Marshal(v)
+	if err != nil {
+		b = internalBody
+		status = http.StatusInternalServerError
+	}
+	return &Response{
+		StatusCode: status,
+		Headers:    map[string]string{"Content-Type": "application/json; charset=utf-8"},
+		Body:       string(b),
+	}
+}
+
+var internalBody, _ = json.Marshal(ErrorBody{Code: booking.EINTERNAL, Message: booking.Errorf(booking.EINTERNAL, "").Message})
+
+// NoContent answers 204 with no body.
+func NoContent() *Response {
+	return &Response{StatusCode: http.StatusNoContent, Headers: map[string]string{}}
+}
