@@ -1,0 +1,121 @@
+// Command wxpaysim runs the WeChat Pay v3 simulator for local development.
+//
+// It generates a merchant key pair and the simulator's own platform key and APIv3
+// key, listens on -addr, and writes to -env-out every variable a function needs
+// to talk to it (WX_APPID and WECHATPAY_*), one shell-sourceable KEY='VALUE' line
+// each, PEM newlines written as literal \n. The keys live only as long as the
+// process: restart it and the functions must read the new file.
+//
+//	go run ./infra/cmd/wxpaysim -env-out .local/wxpay.env
+//	curl -X POST 'http://127.0.0.1:8091/sim/pay?out_trade_no=BK000000000001'
+//	curl http://127.0.0.1:8091/sim/orders
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"salon/shared/wechatpay/wxpaysim"
+)
+
+func main() {
+	if err := run(); err != nil {
+		log.Fatalf("wxpaysim: %v", err)
+	}
+}
+
+func run() error {
+	addr := flag.String("addr", "127.0.0.1:8091", "listen address")
+	appID := flag.String("appid", "wx0123456789abcdef", "mini-program AppID the simulated merchant is bound to")
+	mchID := flag.String("mchid", "1900000109", "simulated merchant id")
+	notifyURL := flag.String("notify-url", "http://127.0.0.1:8080/pay/notify", "WECHATPAY_NOTIFY_URL")
+	refundNotifyURL := flag.String("refund-notify-url", "http://127.0.0.1:8080/pay/refund-notify", "WECHATPAY_REFUND_NOTIFY_URL")
+	envOut := flag.String("env-out", "", "file to write the environment to (- for stdout); empty: do not write")
+	flag.Parse()
+
+	merchantKey, serial, err := wxpaysim.NewMerchantKeys()
+	if err != nil {
+		return err
+	}
+	sim, err := wxpaysim.New(wxpaysim.Options{
+		AppID:             *appID,
+		MchID:             *mchID,
+		MerchantPublicKey: &merchantKey.PublicKey,
+		MerchantSerial:    serial,
+	})
+	if err != nil {
+		return err
+	}
+	base, shutdown, err := sim.Start(*addr)
+	if err != nil {
+		return err
+	}
+	// The env file is written only once the port is bound, so a script that
+	// waits for the file can start functions right away.
+	env := sim.Env(merchantKey, serial, base, *notifyURL, *refundNotifyURL)
+	if err := writeEnv(*envOut, env); err != nil {
+		return err
+	}
+	log.Printf("wxpaysim: listening on %s (appid %s, mchid %s, public key id %s)", base, *appID, *mchID, sim.PublicKeyID())
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	<-ctx.Done()
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return shutdown(sctx)
+}
+
+// writeEnv writes KEY='VALUE' lines. Newlines become the two characters \n so each
+// variable stays on one line (ConfigFromEnv turns them back); single quotes keep
+// the shell from interpreting anything. The file holds a private key, so it is
+// created 0600 and replaced atomically.
+func writeEnv(path string, env map[string]string) error {
+	if path == "" {
+		return nil
+	}
+	keys := make([]string, 0, len(env))
+	for k := range env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	b.WriteString("# written by wxpaysim; valid while that process runs\n")
+	for _, k := range keys {
+		v := strings.ReplaceAll(strings.TrimRight(env[k], "\n"), "\n", `\n`)
+		fmt.Fprintf(&b, "%s='%s'\n", k, strings.ReplaceAll(v, `'`, `'\''`))
+	}
+	if path == "-" {
+		_, err := os.Stdout.WriteString(b.String())
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".wxpaysim-env-*")
+	if err != nil {
+		return fmt.Errorf("write env: %w", err)
+	}
+	defer os.Remove(tmp.Name()) // no-op after the rename
+	if _, err := tmp.WriteString(b.String()); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write env: %w", err)
+	}
+	if err := tmp.Chmod(0o600); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write env: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write env: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("write env: %w", err)
+	}
+	return nil
+}
