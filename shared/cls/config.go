@@ -1,0 +1,52 @@
+package cls
+
+import (
+	"strings"
+)
+
+// DefaultRegion is used when TENCENTCLOUD_REGION is unset (it is always set inside SCF).
+const DefaultRegion = "ap-guangzhou"
+
+// Config says where audit records go.
+type Config struct {
+	// Endpoint is the cloud API host, e.g. "cls.tencentcloudapi.com". A bare host or an
+	// "https://" prefix means HTTPS with normal certificate checks; "http://" means plain
+	// HTTP and is meant for tests and local runs only.
+	Endpoint string
+	TopicID  string
+	Region   string
+}
+
+// ConfigFromEnv reads CLS_ENDPOINT, CLS_TOPIC_ID and TENCENTCLOUD_REGION through
+// getenv (os.Getenv when nil). ok is false when the endpoint or the topic is unset:
+// the caller then keeps the records in MySQL and says so once in its log.
+func ConfigFromEnv(getenv func(string) string) (cfg Config, ok bool) {
+	if getenv == nil {
+		getenv = osGetenv
+	}
+	cfg = Config{
+		Endpoint: strings.TrimSpace(getenv("CLS_ENDPOINT")),
+		TopicID:  strings.TrimSpace(getenv("CLS_TOPIC_ID")),
+		Region:   strings.TrimSpace(getenv("TENCENTCLOUD_REGION")),
+	}
+	if cfg.Region == "" {
+		cfg.Region = DefaultRegion
+	}
+	return cfg, cfg.Endpoint != "" && cfg.TopicID != ""
+}
+
+// splitEndpoint turns Config.Endpoint into the SDK's scheme ("HTTP"/"HTTPS") and host.
+// The cloud API signs the path as "/", so any path in the endpoint is dropped.
+func splitEndpoint(endpoint string) (scheme, host string) {
+	scheme, host = "HTTPS", strings.TrimSpace(endpoint)
+	switch lower := strings.ToLower(host); {
+	case strings.HasPrefix(lower, "https://"):
+		host = host[len("https://"):]
+	case strings.HasPrefix(lower, "http://"):
+		scheme, host = "HTTP", host[len("http://"):]
+	}
+	if i := strings.IndexByte(host, '/'); i >= 0 {
+		host = host[:i]
+	}
+	return scheme, host
+}
