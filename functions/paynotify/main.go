@@ -1,0 +1,13 @@
+// Command paynotify is the SCF function behind API Gateway for its routes in
+// serverless.yml. Everything it does is in package api; this only starts it.
+package main
+
+import (
+	"github.com/tencentyun/scf-go-lib/cloudfunction"
+
+	"salon/shared/api"
+)
+
+func main() {
+	cloudfunction.Start(api.PayNotifyRouter(&api.Env{}).Invoke)
+}

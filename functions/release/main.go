@@ -1,0 +1,14 @@
+// Command release is the SCF function on the every-minute timer: it releases
+// expired unpaid holds, retries pending refunds, checks the slots for drift and
+// ships the audit trail to CLS, and answers the timer with its summary.
+package main
+
+import (
+	"github.com/tencentyun/scf-go-lib/cloudfunction"
+
+	"salon/shared/api"
+)
+
+func main() {
+	cloudfunction.Start(api.Release(&api.Env{}))
+}

@@ -1,0 +1,150 @@
+// Package api holds the handlers of the product's functions: each function's main
+// builds one of the routers here and hands it to cloudfunction.Start. The handlers
+// parse and check the request, call package app, and shape the JSON of design.md.
+package api
+
+import (
+	"context"
+	"crypto/subtle"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"salon/shared/apigw"
+	"salon/shared/app"
+	"salon/shared/booking"
+	"salon/shared/cls"
+	"salon/shared/config"
+	"salon/shared/mysql"
+	"salon/shared/session"
+	"salon/shared/wechatpay"
+	"salon/shared/wxlogin"
+)
+
+// Env builds a function's dependencies on first use and keeps them for the life of
+// the warm instance: configuration read and checked once, one small connection
+// pool, one WeChat Pay client. A failure is not kept, so a fixed setting or a
+// database that came back is picked up by the next invocation.
+type Env struct {
+	Getenv   func(string) string // nil: os.Getenv
+	Log      *slog.Logger        // nil: JSON lines on stdout
+	AuditOut io.Writer           // nil: stdout
+	Now      func() time.Time    // session token clock; nil: time.Now
+
+	mu   sync.Mutex
+	deps *Deps
+}
+
+// Deps are what the handlers use.
+type Deps struct {
+	Cfg      *config.Config
+	Store    *mysql.DB
+	Svc      *app.Service
+	Sessions *session.Signer // nil when SESSION_SECRET is unset
+	Login    *wxlogin.Client // nil when WX_APPID is unset
+	Pay      *wechatpay.Client
+}
+
+func (e *Env) getenv(name string) string {
+	if e.Getenv != nil {
+		return e.Getenv(name)
+	}
+	return os.Getenv(name)
+}
+
+// Logger returns the function's structured logger.
+func (e *Env) Logger() *slog.Logger {
+	if e.Log == nil {
+		e.Log = apigw.NewLogger(os.Stdout)
+	}
+	return e.Log
+}
+
+// Deps returns the dependencies, building them on the first successful call.
+func (e *Env) Deps() (*Deps, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.deps != nil {
+		return e.deps, nil
+	}
+	cfg, err := config.Load(e.getenv)
+	if err != nil {
+		return nil, err
+	}
+	store, err := mysql.Open(cfg.MySQLDSN, mysql.SCFOptions)
+	if err != nil {
+		return nil, booking.Errorf(booking.EINTERNAL, "%v", err)
+	}
+	store.LockTTL = cfg.LockTTL
+	store.WindowDays = cfg.BookingWindowDays
+
+	d := &Deps{Cfg: cfg, Store: store}
+	d.Svc = &app.Service{Store: store, AppID: cfg.WXAppID, Loc: cfg.ShopTZ, Log: e.Logger()}
+	if e.getenv("WECHATPAY_MCHID") != "" {
+		pcfg, err := wechatpay.ConfigFromEnv(e.getenv)
+		if err != nil {
+			store.Close()
+			return nil, booking.Errorf(booking.EINTERNAL, "%v", err)
+		}
+		if d.Pay, err = wechatpay.New(pcfg); err != nil {
+			store.Close()
+			return nil, booking.Errorf(booking.EINTERNAL, "%v", err)
+		}
+		d.Svc.Pay, d.Svc.MchID = d.Pay, pcfg.MchID
+	}
+	if ccfg, ok := cls.ConfigFromEnv(e.getenv); ok {
+		d.Svc.Shipper = cls.New(ccfg, e.getenv)
+	}
+	d.Svc.AuditOut = e.AuditOut
+	if d.Svc.AuditOut == nil {
+		d.Svc.AuditOut = os.Stdout
+	}
+	if len(cfg.SessionSecret) > 0 {
+		d.Sessions = &session.Signer{Secret: cfg.SessionSecret, Now: e.Now}
+	}
+	if cfg.WXAppID != "" {
+		d.Login = &wxlogin.Client{BaseURL: cfg.WXAPIBase, AppID: cfg.WXAppID, AppSecret: cfg.WXAppSecret}
+	}
+	e.deps = d
+	return d, nil
+}
+
+// handler adapts a handler that needs the dependencies.
+func (e *Env) handler(h func(ctx context.Context, d *Deps, r *apigw.Request) (*apigw.Response, error)) apigw.HandlerFunc {
+	return func(ctx context.Context, r *apigw.Request) (*apigw.Response, error) {
+		d, err := e.Deps()
+		if err != nil {
+			return nil, err
+		}
+		return h(ctx, d, r)
+	}
+}
+
+// customer returns the openid of the request's session token. The openid always
+// comes from the token, never from the body.
+func (d *Deps) customer(r *apigw.Request) (string, error) {
+	if err := d.Cfg.Require("SESSION_SECRET"); err != nil {
+		return "", err
+	}
+	token := r.BearerToken()
+	if token == "" {
+		return "", booking.Errorf(booking.EUNAUTHORIZED, "no bearer token")
+	}
+	return d.Sessions.Verify(token)
+}
+
+// admin checks the salon's bearer token. Without ADMIN_TOKEN the admin API is
+// switched off (FORBIDDEN); the comparison takes the same time however much of a
+// wrong token matches.
+func (d *Deps) admin(r *apigw.Request) error {
+	if d.Cfg.AdminToken == "" {
+		return booking.Errorf(booking.EFORBIDDEN, "ADMIN_TOKEN is not set: admin API disabled")
+	}
+	got := r.BearerToken()
+	if subtle.ConstantTimeCompare([]byte(got), []byte(d.Cfg.AdminToken)) != 1 {
+		return booking.Errorf(booking.EUNAUTHORIZED, "wrong admin token")
+	}
+	return nil
+}

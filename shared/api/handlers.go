@@ -1,0 +1,294 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"salon/shared/apigw"
+	"salon/shared/app"
+	"salon/shared/booking"
+	"salon/shared/mysql"
+)
+
+// maxMine is how many of a customer's bookings GET /bookings/mine answers.
+const maxMine = 50
+
+// SlotsRouter serves the public schedule and the health check (function slots).
+func SlotsRouter(e *Env) *apigw.Router {
+	rt := apigw.NewRouter("slots", e.Logger())
+	rt.Handle(http.MethodGet, "/healthz", func(ctx context.Context, r *apigw.Request) (*apigw.Response, error) {
+		d, err := e.Deps()
+		if err == nil {
+			pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+			err = d.Store.Ping(pctx)
+			cancel()
+		}
+		if err != nil {
+			apigw.Logger(ctx).Error("health check failed", "err", err.Error())
+			return apigw.JSON(http.StatusServiceUnavailable, map[string]string{"status": "unavailable"}), nil
+		}
+		return apigw.JSON(http.StatusOK, map[string]string{"status": "ok"}), nil
+	})
+	rt.Handle(http.MethodGet, "/slots", e.handler(func(ctx context.Context, d *Deps, r *apigw.Request) (*apigw.Response, error) {
+		date, err := oneQuery(r, "date")
+		if err != nil {
+			return nil, err
+		}
+		from, to, err := booking.DayBounds(date, d.Cfg.ShopTZ)
+		if err != nil {
+			return nil, err
+		}
+		slots, err := d.Store.ListSlots(ctx, from, to)
+		if err != nil {
+			return nil, err
+		}
+		return apigw.JSON(http.StatusOK, map[string]any{"date": date, "slots": toSlotsJSON(slots, d.Cfg.ShopTZ)}), nil
+	}))
+	return rt
+}
+
+// oneQuery returns the single value of a required query parameter; a repeated
+// key is ambiguous and refused.
+func oneQuery(r *apigw.Request, name string) (string, error) {
+	vs := r.Query[name]
+	if len(vs) != 1 || vs[0] == "" {
+		return "", booking.Errorf(booking.EBADREQUEST, "query %s: want exactly one value, got %d", name, len(vs))
+	}
+	return vs[0], nil
+}
+
+// LoginRouter exchanges the mini-program's login code for a session token.
+func LoginRouter(e *Env) *apigw.Router {
+	rt := apigw.NewRouter("login", e.Logger())
+	rt.Handle(http.MethodPost, "/login", e.handler(func(ctx context.Context, d *Deps, r *apigw.Request) (*apigw.Response, error) {
+		if err := d.Cfg.Require("SESSION_SECRET", "WX_APPID", "WX_APPSECRET"); err != nil {
+			return nil, err
+		}
+		var body struct {
+			Code string `json:"code"`
+		}
+		if err := apigw.DecodeJSON(r, &body); err != nil {
+			return nil, err
+		}
+		if body.Code == "" || len(body.Code) > 128 {
+			return nil, booking.Errorf(booking.EBADREQUEST, "code: want 1-128 characters")
+		}
+		wctx, cancel := context.WithTimeout(ctx, 4*time.Second)
+		defer cancel()
+		openid, err := d.Login.Code2Session(wctx, body.Code)
+		if err != nil {
+			return nil, err
+		}
+		token, exp, err := d.Sessions.Issue(openid)
+		if err != nil {
+			return nil, err
+		}
+		return apigw.JSON(http.StatusOK, map[string]string{"token": token, "expiresAt": shopTime(exp, d.Cfg.ShopTZ)}), nil
+	}))
+	return rt
+}
+
+// ReserveRouter serves reservations: create, pay again, and the customer's list.
+func ReserveRouter(e *Env) *apigw.Router {
+	rt := apigw.NewRouter("reserve", e.Logger())
+	rt.Handle(http.MethodPost, "/bookings", e.handler(func(ctx context.Context, d *Deps, r *apigw.Request) (*apigw.Response, error) {
+		openid, err := d.customer(r)
+		if err != nil {
+			return nil, err
+		}
+		var body struct {
+			SlotID int64 `json:"slotId"`
+		}
+		if err := apigw.DecodeJSON(r, &body); err != nil {
+			return nil, err
+		}
+		if body.SlotID <= 0 {
+			return nil, booking.Errorf(booking.EBADREQUEST, "slotId: want a positive integer")
+		}
+		key := r.Header.Get("Idempotency-Key")
+		if len(key) > 64 || !utf8.ValidString(key) || strings.ContainsAny(key, "\x00\r\n") {
+			return nil, booking.Errorf(booking.EBADREQUEST, "Idempotency-Key: at most 64 printable characters")
+		}
+		res, err := d.Svc.Reserve(ctx, openid, body.SlotID, key)
+		return reservationResponse(ctx, d, res, err, http.StatusCreated)
+	}))
+	rt.Handle(http.MethodPost, "/bookings/{id}/pay", e.handler(func(ctx context.Context, d *Deps, r *apigw.Request) (*apigw.Response, error) {
+		openid, id, err := customerAndID(d, r)
+		if err != nil {
+			return nil, err
+		}
+		res, err := d.Svc.PayAgain(ctx, openid, id)
+		return reservationResponse(ctx, d, res, err, http.StatusOK)
+	}))
+	rt.Handle(http.MethodGet, "/bookings/mine", e.handler(func(ctx context.Context, d *Deps, r *apigw.Request) (*apigw.Response, error) {
+		openid, err := d.customer(r)
+		if err != nil {
+			return nil, err
+		}
+		bs, err := d.Store.ListCustomerBookings(ctx, openid, maxMine)
+		if err != nil {
+			return nil, err
+		}
+		return apigw.JSON(http.StatusOK, map[string]any{"bookings": toBookingsJSON(bs, d.Cfg.ShopTZ, false)}), nil
+	}))
+	return rt
+}
+
+func reservationResponse(ctx context.Context, d *Deps, res *app.Reservation, err error, status int) (*apigw.Response, error) {
+	if res != nil && res.Booking != nil {
+		apigw.SetBookingID(ctx, res.Booking.ID)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return apigw.JSON(status, reservationJSON{Booking: toBookingJSON(res.Booking, d.Cfg.ShopTZ, false), Payment: res.Payment}), nil
+}
+
+func customerAndID(d *Deps, r *apigw.Request) (string, int64, error) {
+	openid, err := d.customer(r)
+	if err != nil {
+		return "", 0, err
+	}
+	id, err := r.PathInt64("id")
+	return openid, id, err
+}
+
+// CancelRouter serves the customer's cancel.
+func CancelRouter(e *Env) *apigw.Router {
+	rt := apigw.NewRouter("cancel", e.Logger())
+	rt.Handle(http.MethodPost, "/bookings/{id}/cancel", e.handler(func(ctx context.Context, d *Deps, r *apigw.Request) (*apigw.Response, error) {
+		openid, id, err := customerAndID(d, r)
+		if err != nil {
+			return nil, err
+		}
+		apigw.SetBookingID(ctx, id)
+		b, err := d.Svc.CancelByCustomer(ctx, openid, id)
+		return bookingResponse(d, b, err, false)
+	}))
+	return rt
+}
+
+func bookingResponse(d *Deps, b *booking.Booking, err error, withOpenID bool) (*apigw.Response, error) {
+	if err != nil {
+		return nil, err
+	}
+	return apigw.JSON(http.StatusOK, map[string]any{"booking": toBookingJSON(b, d.Cfg.ShopTZ, withOpenID)}), nil
+}
+
+// AdminRouter serves the salon: schedule, slot changes, the day's bookings,
+// cancel and check-in.
+func AdminRouter(e *Env) *apigw.Router {
+	rt := apigw.NewRouter("admin", e.Logger())
+	admin := func(h func(ctx context.Context, d *Deps, r *apigw.Request) (*apigw.Response, error)) apigw.HandlerFunc {
+		return e.handler(func(ctx context.Context, d *Deps, r *apigw.Request) (*apigw.Response, error) {
+			if err := d.admin(r); err != nil {
+				return nil, err
+			}
+			return h(ctx, d, r)
+		})
+	}
+	rt.Handle(http.MethodPost, "/admin/slots", admin(func(ctx context.Context, d *Deps, r *apigw.Request) (*apigw.Response, error) {
+		var sched booking.Schedule
+		if err := apigw.DecodeJSON(r, &sched); err != nil {
+			return nil, err
+		}
+		created, skipped, err := d.Svc.CreateSchedule(ctx, sched)
+		if err != nil {
+			return nil, err
+		}
+		return apigw.JSON(http.StatusCreated, map[string]int{"created": created, "skipped": skipped}), nil
+	}))
+	rt.Handle(http.MethodPatch, "/admin/slots/{id}", admin(func(ctx context.Context, d *Deps, r *apigw.Request) (*apigw.Response, error) {
+		id, err := r.PathInt64("id")
+		if err != nil {
+			return nil, err
+		}
+		var body struct {
+			Capacity *int  `json:"capacity"`
+			Open     *bool `json:"open"`
+		}
+		if err := apigw.DecodeJSON(r, &body); err != nil {
+			return nil, err
+		}
+		if body.Capacity == nil && body.Open == nil {
+			return nil, booking.Errorf(booking.EBADREQUEST, "want capacity or open")
+		}
+		if body.Capacity != nil && (*body.Capacity < 1 || *body.Capacity > 50) {
+			return nil, booking.Errorf(booking.EBADREQUEST, "capacity %d outside 1-50", *body.Capacity)
+		}
+		if body.Open != nil && *body.Open {
+			return nil, booking.Errorf(booking.EBADREQUEST, "open: only false (close the slot) is supported")
+		}
+		s, err := d.Store.UpdateSlot(ctx, id, mysql.SlotUpdate{Capacity: body.Capacity, Open: body.Open})
+		if err != nil {
+			return nil, err
+		}
+		now, err := d.Store.Now(ctx)
+		if err != nil {
+			return nil, err
+		}
+		bookable := s.Open && s.Booked < s.Capacity && s.StartAt.After(now) && !s.StartAt.After(now.AddDate(0, 0, d.Cfg.BookingWindowDays))
+		return apigw.JSON(http.StatusOK, toSlotJSON(s, bookable, d.Cfg.ShopTZ, true)), nil
+	}))
+	rt.Handle(http.MethodGet, "/admin/bookings", admin(func(ctx context.Context, d *Deps, r *apigw.Request) (*apigw.Response, error) {
+		date, err := oneQuery(r, "date")
+		if err != nil {
+			return nil, err
+		}
+		from, to, err := booking.DayBounds(date, d.Cfg.ShopTZ)
+		if err != nil {
+			return nil, err
+		}
+		bs, err := d.Store.ListSlotBookings(ctx, from, to)
+		if err != nil {
+			return nil, err
+		}
+		return apigw.JSON(http.StatusOK, map[string]any{"date": date, "bookings": toBookingsJSON(bs, d.Cfg.ShopTZ, true)}), nil
+	}))
+	rt.Handle(http.MethodPost, "/admin/bookings/{id}/cancel", admin(func(ctx context.Context, d *Deps, r *apigw.Request) (*apigw.Response, error) {
+		id, err := r.PathInt64("id")
+		if err != nil {
+			return nil, err
+		}
+		apigw.SetBookingID(ctx, id)
+		b, err := d.Svc.CancelBySalon(ctx, id)
+		return bookingResponse(d, b, err, true)
+	}))
+	rt.Handle(http.MethodPost, "/admin/bookings/{id}/checkin", admin(func(ctx context.Context, d *Deps, r *apigw.Request) (*apigw.Response, error) {
+		id, err := r.PathInt64("id")
+		if err != nil {
+			return nil, err
+		}
+		apigw.SetBookingID(ctx, id)
+		b, err := d.Svc.CheckIn(ctx, id)
+		return bookingResponse(d, b, err, true)
+	}))
+	return rt
+}
+
+// Release is the timer function: one release run, answered with its summary. An
+// error makes SCF retry the run, which is safe: every step is idempotent.
+func Release(e *Env) func(ctx context.Context, _ json.RawMessage) (app.Summary, error) {
+	return func(ctx context.Context, _ json.RawMessage) (app.Summary, error) {
+		start := time.Now()
+		d, err := e.Deps()
+		if err != nil {
+			e.Logger().Error("release: configuration", "err", err.Error())
+			return app.Summary{}, errors.New(booking.ErrorMessage(err) + ": " + err.Error())
+		}
+		sum, err := d.Svc.Release(ctx)
+		attrs := []any{"function", "release", "released", sum.Released, "confirmed", sum.Confirmed,
+			"refunded", sum.Refunded, "audited", sum.Audited, "duration_ms", time.Since(start).Milliseconds()}
+		if err != nil {
+			e.Logger().Error("release run failed", append(attrs, "err", err.Error())...)
+			return sum, err
+		}
+		e.Logger().Info("release run", attrs...)
+		return sum, nil
+	}
+}

@@ -1,0 +1,100 @@
+package api
+
+import (
+	"time"
+
+	"salon/shared/booking"
+	"salon/shared/mysql"
+	"salon/shared/wechatpay"
+)
+
+// The JSON shapes of design.md's HTTP API. Times are RFC 3339 with the shop's offset.
+
+type refundJSON struct {
+	Status     string  `json:"status"`
+	AmountFen  int64   `json:"amountFen"`
+	RefundedAt *string `json:"refundedAt"`
+}
+
+type bookingJSON struct {
+	BookingID    int64       `json:"bookingId"`
+	SlotID       int64       `json:"slotId"`
+	Status       string      `json:"status"`
+	StartAt      string      `json:"startAt"`
+	EndAt        string      `json:"endAt"`
+	AmountFen    int64       `json:"amountFen"`
+	LockExpireAt string      `json:"lockExpireAt"`
+	CreatedAt    string      `json:"createdAt"`
+	Refund       *refundJSON `json:"refund"`
+	OpenID       string      `json:"openid,omitempty"` // the salon's view only
+}
+
+type slotJSON struct {
+	SlotID    int64  `json:"slotId"`
+	StartAt   string `json:"startAt"`
+	EndAt     string `json:"endAt"`
+	Capacity  int    `json:"capacity"`
+	Remaining int    `json:"remaining"`
+	PriceFen  int64  `json:"priceFen"`
+	Bookable  bool   `json:"bookable"`
+	Open      *bool  `json:"open,omitempty"` // the salon's view only
+}
+
+type reservationJSON struct {
+	Booking bookingJSON              `json:"booking"`
+	Payment *wechatpay.PaymentParams `json:"payment,omitempty"`
+}
+
+func shopTime(t time.Time, loc *time.Location) string { return t.In(loc).Format(time.RFC3339) }
+
+func toBookingJSON(b *booking.Booking, loc *time.Location, withOpenID bool) bookingJSON {
+	j := bookingJSON{
+		BookingID: b.ID, SlotID: b.SlotID, Status: b.Status.String(),
+		StartAt: shopTime(b.StartAt, loc), EndAt: shopTime(b.EndAt, loc), AmountFen: b.AmountFen,
+		LockExpireAt: shopTime(b.LockExpire, loc), CreatedAt: shopTime(b.CreatedAt, loc),
+	}
+	if b.Refund != nil {
+		// A refund WeChat has not accepted yet is, for the customer, in progress.
+		status := string(b.Refund.Status)
+		if b.Refund.Status == booking.RefundPending {
+			status = string(booking.RefundProcessing)
+		}
+		j.Refund = &refundJSON{Status: status, AmountFen: b.Refund.AmountFen}
+		if b.Refund.RefundedAt != nil {
+			s := shopTime(*b.Refund.RefundedAt, loc)
+			j.Refund.RefundedAt = &s
+		}
+	}
+	if withOpenID {
+		j.OpenID = b.OpenID
+	}
+	return j
+}
+
+func toBookingsJSON(bs []*booking.Booking, loc *time.Location, withOpenID bool) []bookingJSON {
+	out := make([]bookingJSON, 0, len(bs))
+	for _, b := range bs {
+		out = append(out, toBookingJSON(b, loc, withOpenID))
+	}
+	return out
+}
+
+func toSlotJSON(s *booking.Slot, bookable bool, loc *time.Location, withOpen bool) slotJSON {
+	j := slotJSON{SlotID: s.ID, StartAt: shopTime(s.StartAt, loc), EndAt: shopTime(s.EndAt, loc),
+		Capacity: s.Capacity, Remaining: s.Remaining(), PriceFen: s.PriceFen, Bookable: bookable}
+	if withOpen {
+		open := s.Open
+		j.Open = &open
+	}
+	return j
+}
+
+func toSlotsJSON(vs []mysql.SlotView, loc *time.Location) []slotJSON {
+	out := make([]slotJSON, 0, len(vs))
+	for i := range vs {
+		out = append(out, toSlotJSON(&vs[i].Slot, vs[i].Bookable, loc, false))
+	}
+	return out
+}
+
+func bookingIDOf(outTradeNo string) (int64, bool) { return booking.ParseOutTradeNo(outTradeNo) }

@@ -1,0 +1,85 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+
+	"salon/shared/apigw"
+	"salon/shared/wechatpay"
+)
+
+// failBody is WeChat Pay's failure answer; WeChat retries on it.
+type failBody struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+func fail(status int, message string) *apigw.Response {
+	return apigw.JSON(status, failBody{Code: "FAIL", Message: message})
+}
+
+// notifyRequest rebuilds the HTTP request WeChat sent, byte for byte: the
+// signature covers the exact body, and the SDK reads canonical header names.
+func notifyRequest(ctx context.Context, r *apigw.Request) *http.Request {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, r.Path, bytes.NewReader(r.Body))
+	req.Header = r.Header.Clone()
+	return req
+}
+
+// PayNotifyRouter serves WeChat Pay's payment and refund notifications. Nothing is
+// read from a notification before its signature and its encryption are verified;
+// a forged one answers FAIL and changes nothing.
+func PayNotifyRouter(e *Env) *apigw.Router {
+	rt := apigw.NewRouter("paynotify", e.Logger())
+	rt.Handle(http.MethodPost, "/pay/notify", e.handler(func(ctx context.Context, d *Deps, r *apigw.Request) (*apigw.Response, error) {
+		if d.Pay == nil {
+			apigw.Logger(ctx).Error("payment notification: WeChat Pay is not configured (WECHATPAY_MCHID)")
+			return fail(http.StatusInternalServerError, "not configured"), nil
+		}
+		p, err := d.Pay.ParsePaymentNotification(ctx, notifyRequest(ctx, r))
+		if err != nil {
+			return rejectNotification(ctx, err), nil
+		}
+		if id, ok := bookingIDOf(p.OutTradeNo); ok {
+			apigw.SetBookingID(ctx, id)
+		}
+		outcome, err := d.Svc.HandlePayment(ctx, p)
+		if err != nil {
+			apigw.Logger(ctx).Error("payment notification not handled; WeChat will retry", "err", err.Error())
+			return fail(http.StatusInternalServerError, "retry later"), nil
+		}
+		apigw.Logger(ctx).Info("payment notification", "outcome", string(outcome), "event_id", p.EventID)
+		return apigw.NoContent(), nil
+	}))
+	rt.Handle(http.MethodPost, "/pay/refund-notify", e.handler(func(ctx context.Context, d *Deps, r *apigw.Request) (*apigw.Response, error) {
+		if d.Pay == nil {
+			apigw.Logger(ctx).Error("refund notification: WeChat Pay is not configured (WECHATPAY_MCHID)")
+			return fail(http.StatusInternalServerError, "not configured"), nil
+		}
+		n, err := d.Pay.ParseRefundNotification(ctx, notifyRequest(ctx, r))
+		if err != nil {
+			return rejectNotification(ctx, err), nil
+		}
+		if id, ok := bookingIDOf(n.OutTradeNo); ok {
+			apigw.SetBookingID(ctx, id)
+		}
+		if err := d.Svc.HandleRefund(ctx, n); err != nil {
+			apigw.Logger(ctx).Error("refund notification not handled; WeChat will retry", "err", err.Error())
+			return fail(http.StatusInternalServerError, "retry later"), nil
+		}
+		return apigw.NoContent(), nil
+	}))
+	return rt
+}
+
+func rejectNotification(ctx context.Context, err error) *apigw.Response {
+	// The SDK's own error text dumps the whole request; the wechatpay package keeps
+	// only a short cause, which is all that is logged here.
+	apigw.Logger(ctx).Warn("notification rejected", "err", err.Error())
+	if errors.Is(err, wechatpay.ErrInvalidNotification) {
+		return fail(http.StatusUnauthorized, "invalid signature or ciphertext")
+	}
+	return fail(http.StatusBadRequest, "bad notification")
+}

@@ -1,0 +1,258 @@
+// Package app is what the functions do: it combines the store with WeChat Pay so
+// that each function's main only parses its event, calls one method here, and
+// shapes the answer. Every status change still goes through the store's one
+// status-change path; this package decides which change to ask for.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"salon/shared/booking"
+	"salon/shared/mysql"
+	"salon/shared/wechatpay"
+)
+
+// Payments is the part of WeChat Pay the product uses (implemented by
+// *wechatpay.Client; tests use the same client against the local simulator).
+type Payments interface {
+	Prepay(ctx context.Context, o wechatpay.Order) (*wechatpay.PaymentParams, error)
+	CloseOrder(ctx context.Context, outTradeNo string) error
+	QueryOrder(ctx context.Context, outTradeNo string) (*wechatpay.OrderState, error)
+	Refund(ctx context.Context, r wechatpay.RefundRequest) (*wechatpay.RefundResult, error)
+}
+
+// AuditShipper delivers audit records to CLS (implemented by *cls.Shipper).
+type AuditShipper interface {
+	Ship(ctx context.Context, source string, recs []booking.AuditRecord) error
+}
+
+// Service holds the product's behaviour.
+type Service struct {
+	Store *mysql.DB
+	// Pay is nil when WeChat Pay is not configured: free slots still work, a paid
+	// reservation keeps its hold and answers UPSTREAM_UNAVAILABLE.
+	Pay Payments
+	// AppID and MchID are what every verified payment must name.
+	AppID, MchID string
+	Loc          *time.Location
+	Log          *slog.Logger
+
+	// Release run settings.
+	Shipper   AuditShipper // nil: the audit stays in MySQL only
+	AuditOut  io.Writer    // one flat JSON line per shipped record (stdout on SCF)
+	BatchSize int
+	Lease     time.Duration
+}
+
+func (s *Service) logger(ctx context.Context) *slog.Logger {
+	if s.Log != nil {
+		return s.Log
+	}
+	return slog.Default()
+}
+
+// Reservation is a booking with the WeChat payment parameters for it, if a deposit
+// is due.
+type Reservation struct {
+	Booking *booking.Booking
+	Payment *wechatpay.PaymentParams
+	Created bool
+}
+
+// Reserve takes a seat (design steps 0-3) and then asks WeChat for the payment
+// (step 4). If WeChat cannot be reached the booking stays pending and the error is
+// UPSTREAM_UNAVAILABLE: the customer asks again with the same idempotency key or
+// POST /bookings/{id}/pay, and the timer releases the hold if they never pay.
+func (s *Service) Reserve(ctx context.Context, openid string, slotID int64, idemKey string) (*Reservation, error) {
+	b, created, err := s.Store.Reserve(ctx, mysql.ReserveRequest{OpenID: openid, SlotID: slotID, IdemKey: idemKey})
+	if err != nil {
+		return nil, err
+	}
+	r := &Reservation{Booking: b, Created: created}
+	if b.Status != booking.StatusPending {
+		return r, nil
+	}
+	r.Payment, err = s.prepay(ctx, b)
+	return r, err
+}
+
+// PayAgain answers the payment parameters again for the customer's own pending
+// booking, for the same WeChat order.
+func (s *Service) PayAgain(ctx context.Context, openid string, bookingID int64) (*Reservation, error) {
+	b, err := s.Store.FindCustomerBooking(ctx, openid, bookingID)
+	if err != nil {
+		return nil, err
+	}
+	if b.Status != booking.StatusPending {
+		return nil, booking.Errorf(booking.EINVALIDSTATE, "booking %d is %s, nothing to pay", b.ID, b.Status)
+	}
+	p, err := s.prepay(ctx, b)
+	return &Reservation{Booking: b, Payment: p}, err
+}
+
+// prepay creates (or, for a retry, re-creates with identical parameters) the
+// booking's WeChat order. Everything in the order derives from stored data, so
+// a retry names the same order and WeChat answers a fresh prepay id for it.
+func (s *Service) prepay(ctx context.Context, b *booking.Booking) (*wechatpay.PaymentParams, error) {
+	if s.Pay == nil {
+		return nil, booking.Errorf(booking.EUPSTREAM, "WeChat Pay is not configured")
+	}
+	p, err := s.Pay.Prepay(ctx, wechatpay.Order{
+		OutTradeNo:  b.OutTradeNo,
+		Description: "美甲预约定金 " + b.StartAt.In(s.Loc).Format("2006-01-02 15:04"),
+		OpenID:      b.OpenID,
+		AmountFen:   b.AmountFen,
+		TimeExpire:  b.LockExpire.Truncate(time.Second),
+	})
+	if err != nil {
+		s.logger(ctx).Error("prepay failed", "booking_id", b.ID, "err", err.Error())
+		return nil, booking.Errorf(booking.EUPSTREAM, "prepay booking %d: %v", b.ID, err)
+	}
+	return p, nil
+}
+
+// Actor names who asks for a change.
+const (
+	ActorCustomer = "customer"
+	ActorSalon    = "salon"
+	ActorTimer    = "timer"
+	ActorWeChat   = "wechatpay"
+)
+
+// CancelByCustomer cancels the customer's own booking, until its slot starts.
+func (s *Service) CancelByCustomer(ctx context.Context, openid string, bookingID int64) (*booking.Booking, error) {
+	b, err := s.Store.FindCustomerBooking(ctx, openid, bookingID)
+	if err != nil {
+		return nil, err
+	}
+	now, err := s.Store.Now(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !b.StartAt.After(now) {
+		return nil, booking.Errorf(booking.EINVALIDSTATE, "booking %d: slot has started", b.ID)
+	}
+	return s.cancel(ctx, b, ActorCustomer)
+}
+
+// CancelBySalon cancels any booking before check-in.
+func (s *Service) CancelBySalon(ctx context.Context, bookingID int64) (*booking.Booking, error) {
+	b, err := s.Store.FindBooking(ctx, bookingID)
+	if err != nil {
+		return nil, err
+	}
+	return s.cancel(ctx, b, ActorSalon)
+}
+
+// cancel cancels a pending or confirmed booking. A pending booking's WeChat order
+// is closed first and the close is proven by a signed query: if the customer paid
+// meanwhile, the cancel goes on as the cancel of a paid booking (full refund).
+func (s *Service) cancel(ctx context.Context, b *booking.Booking, actor string) (*booking.Booking, error) {
+	switch b.Status {
+	case booking.StatusPending:
+		if b.AmountFen > 0 {
+			paid, err := s.closeOrder(ctx, b)
+			if err != nil {
+				return nil, err
+			}
+			if paid != nil {
+				if _, err := s.settle(ctx, b, *paid); err != nil {
+					return nil, err
+				}
+				if b, err = s.Store.FindBooking(ctx, b.ID); err != nil {
+					return nil, err
+				}
+				return s.cancel(ctx, b, actor)
+			}
+		}
+		return s.Store.ChangeStatus(ctx, mysql.Change{BookingID: b.ID, From: booking.StatusPending, To: booking.StatusCancelled,
+			Event: booking.EventCancel, Actor: actor, Reason: "cancelled before payment"})
+	case booking.StatusConfirmed:
+		paid := b.TransactionID != ""
+		out, err := s.Store.ChangeStatus(ctx, mysql.Change{BookingID: b.ID, From: booking.StatusConfirmed, To: booking.StatusCancelled,
+			Event: booking.EventCancel, Actor: actor, Reason: "cancelled after payment", StartRefund: paid})
+		if err != nil || !paid {
+			return out, err
+		}
+		return s.requestRefund(ctx, out)
+	default:
+		return nil, booking.Errorf(booking.EINVALIDSTATE, "booking %d is %s", b.ID, b.Status)
+	}
+}
+
+// closeOrder closes a pending booking's WeChat order and proves it with a signed
+// query. It answers the verified payment when the order turns out paid, nil when
+// it is closed (or never existed), and an error when the outcome is unknown.
+func (s *Service) closeOrder(ctx context.Context, b *booking.Booking) (*mysql.Payment, error) {
+	if s.Pay == nil {
+		return nil, booking.Errorf(booking.EUPSTREAM, "WeChat Pay is not configured")
+	}
+	// The close's own answer proves nothing (204 also for unknown or already
+	// closed orders; errors are unsigned), so its error is only logged.
+	if err := s.Pay.CloseOrder(ctx, b.OutTradeNo); err != nil {
+		s.logger(ctx).Warn("close order", "booking_id", b.ID, "err", err.Error())
+	}
+	st, err := s.Pay.QueryOrder(ctx, b.OutTradeNo)
+	switch {
+	case errors.Is(err, wechatpay.ErrOrderNotExist):
+		return nil, nil
+	case err != nil:
+		return nil, booking.Errorf(booking.EUPSTREAM, "query order of booking %d: %v", b.ID, err)
+	}
+	switch st.TradeState {
+	case "CLOSED":
+		return nil, nil
+	case "SUCCESS", "REFUND":
+		if why := s.mismatch(b, st.AppID, st.MchID, st.AmountTotal); why != "" {
+			return nil, booking.Errorf(booking.EINTERNAL, "booking %d: paid order does not match: %s", b.ID, why)
+		}
+		return &mysql.Payment{TransactionID: st.TransactionID, AmountFen: st.AmountTotal, PaidAt: paidAt(st.SuccessTime)}, nil
+	default:
+		// NOTPAY after a close, USERPAYING: the customer may be paying right now.
+		return nil, booking.Errorf(booking.EINVALIDSTATE, "booking %d: payment in progress (%s)", b.ID, st.TradeState)
+	}
+}
+
+func paidAt(t *time.Time) time.Time {
+	if t == nil {
+		return time.Now()
+	}
+	return *t
+}
+
+// mismatch says why a verified payment cannot be for booking b, or "".
+func (s *Service) mismatch(b *booking.Booking, appID, mchID string, amount int64) string {
+	switch {
+	case appID != s.AppID:
+		return fmt.Sprintf("appid %q", appID)
+	case mchID != s.MchID:
+		return fmt.Sprintf("mchid %q", mchID)
+	case amount != b.AmountFen:
+		return fmt.Sprintf("amount %d, booking %d", amount, b.AmountFen)
+	}
+	return ""
+}
+
+// CheckIn marks a confirmed booking completed when the customer arrives.
+func (s *Service) CheckIn(ctx context.Context, bookingID int64) (*booking.Booking, error) {
+	return s.Store.ChangeStatus(ctx, mysql.Change{BookingID: bookingID, From: booking.StatusConfirmed, To: booking.StatusCompleted,
+		Event: booking.EventCheckIn, Actor: ActorSalon, Reason: "checked in"})
+}
+
+// CreateSchedule opens the schedule's slots; existing starts are skipped.
+func (s *Service) CreateSchedule(ctx context.Context, sched booking.Schedule) (created, skipped int, err error) {
+	slots, err := sched.Slots(s.Loc)
+	if err != nil {
+		return 0, 0, err
+	}
+	news := make([]mysql.NewSlot, len(slots))
+	for i, sl := range slots {
+		news[i] = mysql.NewSlot{StartAt: sl.StartAt, EndAt: sl.EndAt, Capacity: sl.Capacity, PriceFen: sl.PriceFen}
+	}
+	return s.Store.CreateSlots(ctx, news)
+}

@@ -1,0 +1,203 @@
+package app
+
+import (
+	"context"
+	"fmt"
+
+	"salon/shared/booking"
+	"salon/shared/mysql"
+	"salon/shared/wechatpay"
+)
+
+// Outcome says what a verified payment did.
+type Outcome string
+
+const (
+	OutcomeConfirmed Outcome = "confirmed" // 0 -> 1, or 4 -> 1 for a late payment with a free seat
+	OutcomeDuplicate Outcome = "duplicate" // already confirmed by an earlier copy
+	OutcomeRefunded  Outcome = "refunded"  // no seat for the money: full refund started
+	OutcomeRejected  Outcome = "rejected"  // verified but not for any booking of ours as it stands
+)
+
+// HandlePayment applies a verified payment notification. It answers an error only
+// for transient failures (WeChat then retries); a notification that can never
+// match is audited, logged as an error and answered as handled.
+func (s *Service) HandlePayment(ctx context.Context, p *wechatpay.Payment) (Outcome, error) {
+	log := s.logger(ctx)
+	id, ok := booking.ParseOutTradeNo(p.OutTradeNo)
+	var b *booking.Booking
+	var err error
+	if ok {
+		b, err = s.Store.FindBooking(ctx, id)
+		if err != nil && !booking.IsCode(err, booking.ENOTFOUND) {
+			return "", err
+		}
+	}
+	why := ""
+	switch {
+	case b == nil:
+		why = fmt.Sprintf("unknown out_trade_no %q", p.OutTradeNo)
+	case p.TradeState != "SUCCESS":
+		why = fmt.Sprintf("trade_state %q", p.TradeState)
+	default:
+		why = s.mismatch(b, p.AppID, p.MchID, p.AmountTotal)
+	}
+	if why != "" {
+		rec := booking.AuditRecord{Event: booking.EventRejected, FromStatus: -1, ToStatus: -1, Actor: ActorWeChat,
+			Reason: "payment notification " + p.EventID + ": " + why}
+		if b != nil {
+			rec.BookingID, rec.SlotID = b.ID, b.SlotID
+		}
+		if err := s.Store.RecordAudit(ctx, rec); err != nil {
+			return "", err
+		}
+		log.Error("payment notification rejected", "booking_id", rec.BookingID, "reason", why, "transaction_id", p.TransactionID)
+		return OutcomeRejected, nil
+	}
+	return s.settle(ctx, b, mysql.Payment{TransactionID: p.TransactionID, AmountFen: p.AmountTotal, PaidAt: paidAt(p.SuccessTime)})
+}
+
+// settle gives a verified payment its seat, or its money back. It is shared by
+// the notification, the release run's query and the cancel's query, so a payment
+// is treated the same however it is discovered. Concurrent copies race on the
+// store's conditional status change; a loser re-reads and sees the winner's work.
+func (s *Service) settle(ctx context.Context, b *booking.Booking, p mysql.Payment) (Outcome, error) {
+	for attempt := 0; attempt < 4; attempt++ {
+		var err error
+		switch b.Status {
+		case booking.StatusPending:
+			_, err = s.Store.ChangeStatus(ctx, mysql.Change{BookingID: b.ID, From: booking.StatusPending, To: booking.StatusConfirmed,
+				Event: booking.EventConfirm, Actor: ActorWeChat, Reason: "paid " + p.TransactionID, Payment: &p})
+			if err == nil {
+				return OutcomeConfirmed, nil
+			}
+		case booking.StatusConfirmed, booking.StatusCompleted:
+			return OutcomeDuplicate, nil
+		case booking.StatusExpired:
+			// Paid in the last second of the hold: re-seat if the slot has a seat and
+			// the customer holds no other unfinished booking (the store checks both
+			// in the change itself), else refund in full.
+			_, err = s.Store.ChangeStatus(ctx, mysql.Change{BookingID: b.ID, From: booking.StatusExpired, To: booking.StatusConfirmed,
+				Event: booking.EventLatePayment, Actor: ActorWeChat, Reason: "paid after expiry " + p.TransactionID, Payment: &p})
+			if err == nil {
+				return OutcomeConfirmed, nil
+			}
+			if booking.IsCode(err, booking.ESOLDOUT) || booking.IsCode(err, booking.EACTIVEBOOKINGEXISTS) {
+				return s.refundPayment(ctx, b, p, "paid after expiry, no seat: "+booking.ErrorCode(err))
+			}
+		case booking.StatusCancelled:
+			return s.refundPayment(ctx, b, p, "paid for a cancelled booking")
+		}
+		if !booking.IsCode(err, booking.EINVALIDSTATE) {
+			return "", err
+		}
+		if b, err = s.Store.FindBooking(ctx, b.ID); err != nil {
+			return "", err
+		}
+	}
+	return "", fmt.Errorf("settle booking %d: status kept changing", b.ID)
+}
+
+// refundPayment records and requests the full refund of a payment that has no
+// seat. A booking whose refund was already recorded (a paid booking cancelled, or
+// an earlier copy of this notification) gets its refund requested again with the
+// same refund number, which WeChat executes at most once.
+func (s *Service) refundPayment(ctx context.Context, b *booking.Booking, p mysql.Payment, reason string) (Outcome, error) {
+	if b.Refund == nil {
+		if _, err := s.Store.StartRefund(ctx, b.ID, b.Status, p, ActorWeChat, reason); err != nil {
+			return "", err
+		}
+	}
+	fresh, err := s.Store.FindBooking(ctx, b.ID)
+	if err != nil {
+		return "", err
+	}
+	if fresh.Refund == nil {
+		// The status moved under us (e.g. 4 -> 1 by a concurrent copy).
+		return s.settle(ctx, fresh, p)
+	}
+	if _, err := s.requestRefund(ctx, fresh); err != nil {
+		return "", err
+	}
+	s.logger(ctx).Warn("payment refunded", "booking_id", b.ID, "reason", reason)
+	return OutcomeRefunded, nil
+}
+
+// requestRefund asks WeChat to refund a booking whose refund is recorded but not
+// yet accepted. A transient failure leaves it pending for the release run to ask
+// again; WeChat's definite refusal marks it failed for the salon to handle.
+func (s *Service) requestRefund(ctx context.Context, b *booking.Booking) (*booking.Booking, error) {
+	if b.Refund == nil || b.Refund.Status != booking.RefundPending {
+		return b, nil
+	}
+	log := s.logger(ctx)
+	if s.Pay == nil {
+		log.Error("refund pending: WeChat Pay is not configured", "booking_id", b.ID)
+		return b, nil
+	}
+	res, err := s.Pay.Refund(ctx, wechatpay.RefundRequest{
+		OutTradeNo: b.OutTradeNo, OutRefundNo: b.Refund.OutRefundNo, Reason: "预约取消退款",
+		RefundFen: b.Refund.AmountFen, TotalFen: b.Refund.AmountFen,
+	})
+	if err != nil {
+		status, code, isAPI := wechatpay.APIErrorCode(err)
+		if isAPI && status >= 400 && status < 500 && status != 429 && code != "SYSTEM_ERROR" && code != "FREQUENCY_LIMITED" {
+			log.Error("refund refused by WeChat", "booking_id", b.ID, "code", code)
+			if _, err := s.Store.SetRefundState(ctx, b.ID, booking.RefundFailed, nil, ActorWeChat, "refused: "+code); err != nil {
+				return nil, err
+			}
+		} else {
+			log.Warn("refund request failed; the release run retries it", "booking_id", b.ID, "err", err.Error())
+		}
+		return s.Store.FindBooking(ctx, b.ID)
+	}
+	to := booking.RefundProcessing
+	switch res.Status {
+	case "SUCCESS":
+		to = booking.RefundSucceeded
+	case "CLOSED", "ABNORMAL":
+		to = booking.RefundFailed
+	}
+	if _, err := s.Store.SetRefundState(ctx, b.ID, to, res.SuccessTime, ActorWeChat, "refund "+res.RefundID); err != nil {
+		return nil, err
+	}
+	return s.Store.FindBooking(ctx, b.ID)
+}
+
+// HandleRefund records a verified refund notification's final state.
+func (s *Service) HandleRefund(ctx context.Context, n *wechatpay.RefundNotice) error {
+	id, ok := booking.ParseOutTradeNo(n.OutTradeNo)
+	var b *booking.Booking
+	if ok {
+		var err error
+		if b, err = s.Store.FindBooking(ctx, id); err != nil && !booking.IsCode(err, booking.ENOTFOUND) {
+			return err
+		}
+	}
+	why := ""
+	switch {
+	case b == nil:
+		why = fmt.Sprintf("unknown out_trade_no %q", n.OutTradeNo)
+	case n.MchID != s.MchID:
+		why = fmt.Sprintf("mchid %q", n.MchID)
+	case b.Refund == nil || b.Refund.OutRefundNo != n.OutRefundNo:
+		why = fmt.Sprintf("no refund %q on booking", n.OutRefundNo)
+	case n.RefundFen != b.Refund.AmountFen:
+		why = fmt.Sprintf("refund amount %d, recorded %d", n.RefundFen, b.Refund.AmountFen)
+	}
+	if why != "" {
+		rec := booking.AuditRecord{Event: booking.EventRejected, FromStatus: -1, ToStatus: -1, Actor: ActorWeChat,
+			Reason: "refund notification " + n.EventID + ": " + why}
+		if b != nil {
+			rec.BookingID, rec.SlotID = b.ID, b.SlotID
+		}
+		s.logger(ctx).Error("refund notification rejected", "booking_id", rec.BookingID, "reason", why)
+		return s.Store.RecordAudit(ctx, rec)
+	}
+	to := booking.RefundFailed
+	if n.RefundStatus == "SUCCESS" {
+		to = booking.RefundSucceeded
+	}
+	_, err := s.Store.SetRefundState(ctx, b.ID, to, n.SuccessTime, ActorWeChat, n.RefundStatus+" "+n.RefundID)
+	return err
+}
