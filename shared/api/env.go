@@ -32,9 +32,25 @@ type Env struct {
 	Log      *slog.Logger        // nil: JSON lines on stdout
 	AuditOut io.Writer           // nil: stdout
 	Now      func() time.Time    // session token clock; nil: time.Now
+	// LoginTimeout bounds the code2session call; zero means DefaultLoginTimeout.
+	// Tests shorten it to prove a hung WeChat answers 503 without waiting.
+	LoginTimeout time.Duration
 
-	mu   sync.Mutex
-	deps *Deps
+	logOnce sync.Once
+	mu      sync.Mutex
+	deps    *Deps
+}
+
+// DefaultLoginTimeout is how long /login waits for WeChat's code2session: well
+// inside the API's serviceTimeout, so a hung WeChat answers 503 UPSTREAM_UNAVAILABLE
+// rather than the gateway's timeout.
+const DefaultLoginTimeout = 4 * time.Second
+
+func (e *Env) loginTimeout() time.Duration {
+	if e.LoginTimeout > 0 {
+		return e.LoginTimeout
+	}
+	return DefaultLoginTimeout
 }
 
 // Deps are what the handlers use.
@@ -54,11 +70,14 @@ func (e *Env) getenv(name string) string {
 	return os.Getenv(name)
 }
 
-// Logger returns the function's structured logger.
+// Logger returns the function's structured logger. The default is set once, so
+// concurrent first calls (a router and a release run) do not race on Log.
 func (e *Env) Logger() *slog.Logger {
-	if e.Log == nil {
-		e.Log = apigw.NewLogger(os.Stdout)
-	}
+	e.logOnce.Do(func() {
+		if e.Log == nil {
+			e.Log = apigw.NewLogger(os.Stdout)
+		}
+	})
 	return e.Log
 }
 

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"salon/shared/apigw"
@@ -78,7 +79,7 @@ func LoginRouter(e *Env) *apigw.Router {
 		if body.Code == "" || len(body.Code) > 128 {
 			return nil, booking.Errorf(booking.EBADREQUEST, "code: want 1-128 characters")
 		}
-		wctx, cancel := context.WithTimeout(ctx, 4*time.Second)
+		wctx, cancel := context.WithTimeout(ctx, e.loginTimeout())
 		defer cancel()
 		openid, err := d.Login.Code2Session(wctx, body.Code)
 		if err != nil {
@@ -111,7 +112,7 @@ func ReserveRouter(e *Env) *apigw.Router {
 			return nil, booking.Errorf(booking.EBADREQUEST, "slotId: want a positive integer")
 		}
 		key := r.Header.Get("Idempotency-Key")
-		if len(key) > 64 || !utf8.ValidString(key) || strings.ContainsAny(key, "\x00\r\n") {
+		if !validIdemKey(key) {
 			return nil, booking.Errorf(booking.EBADREQUEST, "Idempotency-Key: at most 64 printable characters")
 		}
 		res, err := d.Svc.Reserve(ctx, openid, body.SlotID, key)
@@ -137,6 +138,16 @@ func ReserveRouter(e *Env) *apigw.Router {
 		return apigw.JSON(http.StatusOK, map[string]any{"bookings": toBookingsJSON(bs, d.Cfg.ShopTZ, false)}), nil
 	}))
 	return rt
+}
+
+// validIdemKey reports whether an Idempotency-Key header can be stored exactly as
+// sent: at most 64 bytes (within the column, so the database never truncates two
+// keys into one), valid UTF-8, no control characters. Empty means no key.
+func validIdemKey(key string) bool {
+	if len(key) > 64 || !utf8.ValidString(key) {
+		return false
+	}
+	return !strings.ContainsFunc(key, unicode.IsControl)
 }
 
 func reservationResponse(ctx context.Context, d *Deps, res *app.Reservation, err error, status int) (*apigw.Response, error) {
