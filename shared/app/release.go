@@ -20,17 +20,45 @@ type Summary struct {
 	Audited   int `json:"audited"`
 }
 
-// budgetMargin is kept free before the invocation's deadline so the run can ship
-// the audit and answer before SCF kills it.
-const budgetMargin = 5 * time.Second
+const (
+	// budgetMargin is kept free before the invocation's deadline: WeChat calls are
+	// cut off there, so the run still has time to check for drift, ship the audit
+	// trail and answer before SCF kills it (a killed run is retried, and its
+	// unshipped records would wait a minute longer).
+	budgetMargin = 5 * time.Second
+	// defaultBudget bounds a run whose context has no deadline (a local call).
+	defaultBudget = 50 * time.Second
+	// answerMargin is what shipping leaves of the deadline for the answer itself.
+	answerMargin = time.Second
+	// shipBatch is how many records one UploadLog request carries.
+	shipBatch = 500
+	// unshippedProbe caps the count of waiting records a log line reports.
+	unshippedProbe = 1000
+)
+
+// SourceRelease is the CLS source of the records the release run ships.
+const SourceRelease = "salon-release"
+
+// releaseOutcome is what the release run did with one expired hold.
+type releaseOutcome int
+
+const (
+	outcomeKept      releaseOutcome = iota // unknown at WeChat: the seat stays held for the next run
+	outcomeReleased                        // 0 -> 4, the seat is free again
+	outcomeConfirmed                       // WeChat says paid: 0 -> 1 instead
+	outcomeRefunded                        // paid, but a cancel got there first: full refund
+	outcomeLost                            // a notification or a cancel changed it meanwhile
+)
 
 // Release is one run of the timer: it releases expired holds, retries refunds
 // WeChat has not accepted yet, checks every future slot for drift, and ships the
-// audit trail. Runs may overlap and repeat; each booking is leased to one run.
+// audit trail. Runs may overlap and repeat (SCF retries a failed run while the next
+// ticks fire); each booking is leased to one run, and every change is conditional,
+// so an overlap can neither release a booking twice nor lose a seat.
 func (s *Service) Release(ctx context.Context) (Summary, error) {
 	var sum Summary
 	log := s.logger(ctx)
-	stopAt := time.Now().Add(50 * time.Second)
+	stopAt := time.Now().Add(defaultBudget)
 	if dl, ok := ctx.Deadline(); ok {
 		stopAt = dl.Add(-budgetMargin)
 	}
@@ -41,31 +69,16 @@ func (s *Service) Release(ctx context.Context) (Summary, error) {
 	if lease <= 0 {
 		lease = 50 * time.Second
 	}
+	// A claimed booking must stay leased for as long as this run may still act on
+	// it; otherwise an overlapping run could close and query it at the same time.
+	lease = max(lease, time.Until(stopAt)+budgetMargin)
 
-	for time.Now().Before(stopAt) {
-		claimed, err := s.Store.ClaimExpired(ctx, batch, lease)
-		if err != nil {
-			return sum, err
-		}
-		if len(claimed) == 0 {
-			break
-		}
-		for _, b := range claimed {
-			if !time.Now().Before(stopAt) {
-				break
-			}
-			switch outcome, err := s.releaseOne(ctx, b); {
-			case err != nil:
-				log.Warn("release left for the next run", "booking_id", b.ID, "err", err.Error())
-			case outcome == "released":
-				sum.Released++
-			case outcome == OutcomeConfirmed:
-				sum.Confirmed++
-			}
-		}
-		if len(claimed) < batch {
-			break
-		}
+	if s.Pay == nil {
+		// Without WeChat nothing proves a hold unpaid: claiming would only fail one
+		// booking at a time, so the run says it once and keeps every seat.
+		log.Error("WeChat Pay is not configured (WECHATPAY_MCHID): expired holds are kept, not released")
+	} else if err := s.releaseExpired(ctx, stopAt, batch, lease, &sum); err != nil {
+		return sum, err
 	}
 
 	refunds, err := s.Store.PendingRefunds(ctx, batch)
@@ -76,7 +89,12 @@ func (s *Service) Release(ctx context.Context) (Summary, error) {
 		if !time.Now().Before(stopAt) {
 			break
 		}
-		if after, err := s.requestRefund(ctx, b); err == nil && after.Refund != nil && after.Refund.Status != booking.RefundPending {
+		// A refund retried with the same out_refund_no is executed at most once by
+		// WeChat, so a call cut off by the budget is simply asked again next run.
+		rctx, cancel := context.WithDeadline(ctx, stopAt)
+		after, err := s.requestRefund(rctx, b)
+		cancel()
+		if err == nil && after.Refund != nil && after.Refund.Status != booking.RefundPending {
 			sum.Refunded++
 		}
 	}
@@ -84,59 +102,109 @@ func (s *Service) Release(ctx context.Context) (Summary, error) {
 	if err := s.Reconcile(ctx); err != nil {
 		log.Error("reconciliation failed", "err", err.Error())
 	}
-	sum.Audited, err = s.ShipAudit(ctx)
-	if err != nil {
-		log.Warn("audit shipping failed; records wait in MySQL for the next run", "err", err.Error())
-	}
+	sum.Audited, _ = s.shipAudit(ctx, SourceRelease)
 	return sum, nil
 }
 
-// releaseOne follows the close-then-query sequence for one expired hold: the seat
-// is freed only when WeChat's signed answer proves the order can no longer be
-// paid; a paid order is confirmed instead; anything unknown waits for the next run.
-func (s *Service) releaseOne(ctx context.Context, b *booking.Booking) (any, error) {
-	release := func(reason string) (any, error) {
+// releaseExpired claims expired holds batch by batch and settles each, until none
+// is left or the budget is spent. Claiming stops at stopAt: a hold claimed later
+// could not be finished before the invocation ends.
+func (s *Service) releaseExpired(ctx context.Context, stopAt time.Time, batch int, lease time.Duration, sum *Summary) error {
+	log := s.logger(ctx)
+	for time.Now().Before(stopAt) {
+		claimed, err := s.Store.ClaimExpired(ctx, batch, lease)
+		if err != nil {
+			return err
+		}
+		for _, b := range claimed {
+			if !time.Now().Before(stopAt) {
+				// Still leased to this run; the lease ends with the invocation and
+				// the next run claims it again.
+				break
+			}
+			switch outcome, err := s.releaseOne(ctx, stopAt, b); {
+			case err != nil:
+				log.Warn("expired hold kept for the next run", "booking_id", b.ID, "err", err.Error())
+			case outcome == outcomeReleased:
+				sum.Released++
+			case outcome == outcomeConfirmed:
+				sum.Confirmed++
+			case outcome == outcomeRefunded:
+				sum.Refunded++
+			}
+		}
+		if len(claimed) < batch {
+			return nil
+		}
+	}
+	return nil
+}
+
+// releaseOne follows the close-then-query sequence for one expired hold
+// (wechatpay-v3.md §6): the seat is freed only when WeChat's signed answer proves
+// the order can no longer be paid; a paid order is confirmed instead; anything
+// unknown keeps the seat for the next run. WeChat calls end at stopAt so that a
+// slow WeChat cannot eat the time the run needs to ship the audit trail.
+func (s *Service) releaseOne(ctx context.Context, stopAt time.Time, b *booking.Booking) (releaseOutcome, error) {
+	release := func(reason string) (releaseOutcome, error) {
 		_, err := s.Store.ChangeStatus(ctx, mysql.Change{BookingID: b.ID, From: booking.StatusPending, To: booking.StatusExpired,
 			Event: booking.EventRelease, Actor: ActorTimer, Reason: reason})
 		if booking.IsCode(err, booking.EINVALIDSTATE) {
-			return "lost race", nil // a payment or a cancel got there first
+			return outcomeLost, nil // a payment or a cancel got there first
 		}
 		if err != nil {
-			return nil, err
+			return outcomeKept, err
 		}
-		return "released", nil
+		return outcomeReleased, nil
 	}
-	if s.Pay == nil {
-		return nil, errors.New("WeChat Pay is not configured; holds cannot be proven unpaid")
+	wctx, cancel := context.WithDeadline(ctx, stopAt)
+	defer cancel()
+	// The close's own answer proves nothing (204 also for an order it did not
+	// close; ORDERPAID and errors are unsigned), so only the query decides.
+	if err := s.Pay.CloseOrder(wctx, b.OutTradeNo); err != nil {
+		s.logger(ctx).Info("close order", "booking_id", b.ID, "err", err.Error())
 	}
-	if err := s.Pay.CloseOrder(ctx, b.OutTradeNo); err != nil {
-		s.logger(ctx).Warn("close order", "booking_id", b.ID, "err", err.Error())
-	}
-	st, err := s.Pay.QueryOrder(ctx, b.OutTradeNo)
+	st, err := s.Pay.QueryOrder(wctx, b.OutTradeNo)
 	if errors.Is(err, wechatpay.ErrOrderNotExist) {
+		// Prepay never succeeded, so nothing can ever be paid for this booking.
 		return release("expired; no WeChat order")
 	}
 	if err != nil {
-		return nil, err
+		return outcomeKept, err
 	}
 	switch st.TradeState {
 	case "CLOSED":
 		return release("expired; WeChat order closed")
 	case "SUCCESS", "REFUND":
 		if why := s.mismatch(b, st.AppID, st.MchID, st.AmountTotal); why != "" {
-			s.Store.RecordAudit(ctx, booking.AuditRecord{BookingID: b.ID, SlotID: b.SlotID, Event: booking.EventRejected,
-				FromStatus: -1, ToStatus: -1, Actor: ActorTimer, Reason: "paid order does not match: " + why})
-			return nil, errors.New("paid order does not match: " + why)
+			if err := s.Store.RecordAudit(ctx, booking.AuditRecord{BookingID: b.ID, SlotID: b.SlotID, Event: booking.EventRejected,
+				FromStatus: -1, ToStatus: -1, Actor: ActorTimer, Reason: "paid order does not match: " + why}); err != nil {
+				return outcomeKept, err
+			}
+			s.logger(ctx).Error("paid order does not match its booking; seat kept", "booking_id", b.ID, "reason", why)
+			return outcomeKept, errors.New("paid order does not match: " + why)
 		}
-		return s.settle(ctx, b, mysql.Payment{TransactionID: st.TransactionID, AmountFen: st.AmountTotal, PaidAt: paidAt(st.SuccessTime)})
+		out, err := s.settle(ctx, b, mysql.Payment{TransactionID: st.TransactionID, AmountFen: st.AmountTotal, PaidAt: paidAt(st.SuccessTime)})
+		switch {
+		case err != nil:
+			return outcomeKept, err
+		case out == OutcomeConfirmed:
+			return outcomeConfirmed, nil
+		case out == OutcomeRefunded:
+			return outcomeRefunded, nil
+		}
+		return outcomeLost, nil // the notification confirmed it first
 	default:
-		return nil, errors.New("order is " + st.TradeState + "; kept for the next run")
+		// NOTPAY after a close (not yet effective), USERPAYING (paying right now),
+		// PAYERROR or REVOKED (closed again by the next run's first step).
+		return outcomeKept, errors.New("WeChat order is " + st.TradeState)
 	}
 }
 
 // Reconcile compares every future slot's counter with its bookings and reports
 // each drift as an audit record and an error log line. It never repairs: a drift
-// is a bug to find, and "fixing" it could give a paid seat away.
+// is a bug to find, and "fixing" it could give a paid seat away. A drift that
+// persists is reported again by every run until someone looks.
 func (s *Service) Reconcile(ctx context.Context) error {
 	drifts, err := s.Store.FindDrift(ctx)
 	if err != nil {
@@ -145,54 +213,81 @@ func (s *Service) Reconcile(ctx context.Context) error {
 	for _, d := range drifts {
 		s.logger(ctx).Error("slot drift", "slot_id", d.SlotID, "booked", d.Booked, "holding", d.Holding, "capacity", d.Capacity)
 		if err := s.Store.RecordAudit(ctx, booking.AuditRecord{SlotID: d.SlotID, Event: booking.EventDrift, FromStatus: -1, ToStatus: -1,
-			Actor: "system", Reason: driftReason(d)}); err != nil {
+			Actor: "system", Reason: DriftReason(d)}); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func driftReason(d mysql.SlotDrift) string {
-	return "booked=" + itoa(d.Booked) + " holding=" + itoa(d.Holding) + " capacity=" + itoa(d.Capacity)
+// DriftReason describes a drift the same way in the audit trail and in the
+// reconciliation command's output.
+func DriftReason(d mysql.SlotDrift) string {
+	return "booked=" + strconv.Itoa(d.Booked) + " holding=" + strconv.Itoa(d.Holding) + " capacity=" + strconv.Itoa(d.Capacity)
 }
 
-func itoa(n int) string { return strconv.Itoa(n) }
-
 // ShipAudit sends unshipped audit records to CLS, oldest first, and marks them
-// shipped once CLS accepted them. When CLS is down the records wait in MySQL; a
-// crash between the upload and the mark sends them again with the same ids.
+// shipped once CLS accepted them. It reports how many it shipped. When CLS is not
+// configured or down, the records wait in MySQL and one log line says so; a crash
+// between the upload and the mark sends them again with the same audit_id.
 func (s *Service) ShipAudit(ctx context.Context) (int, error) {
+	return s.shipAudit(ctx, SourceRelease)
+}
+
+func (s *Service) shipAudit(ctx context.Context, source string) (int, error) {
+	log := s.logger(ctx)
 	if s.Shipper == nil {
-		var n int
-		if recs, err := s.Store.UnshippedAudit(ctx, 1000); err == nil {
-			n = len(recs)
+		waiting, err := s.Store.UnshippedAudit(ctx, unshippedProbe)
+		if err != nil {
+			log.Warn("CLS is not configured (CLS_ENDPOINT, CLS_TOPIC_ID); the audit trail stays in MySQL", "err", err.Error())
+			return 0, err
 		}
-		s.logger(ctx).Info("CLS is not configured (CLS_ENDPOINT, CLS_TOPIC_ID); the audit trail stays in MySQL", "unshipped", n)
+		log.Info("CLS is not configured (CLS_ENDPOINT, CLS_TOPIC_ID); the audit trail stays in MySQL", "unshipped", len(waiting))
 		return 0, nil
+	}
+	// Shipping ends a moment before the deadline so the run can still answer.
+	if dl, ok := ctx.Deadline(); ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, dl.Add(-answerMargin))
+		defer cancel()
 	}
 	shipped := 0
 	for {
-		recs, err := s.Store.UnshippedAudit(ctx, 500)
-		if err != nil || len(recs) == 0 {
+		recs, err := s.Store.UnshippedAudit(ctx, shipBatch)
+		if err == nil && len(recs) > 0 {
+			err = s.Shipper.Ship(ctx, source, recs)
+		}
+		if err != nil {
+			// Counted outside the (possibly spent) budget, briefly: the line is for
+			// whoever watches the backlog grow while CLS is down.
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+			waiting, _ := s.Store.UnshippedAudit(cctx, unshippedProbe)
+			cancel()
+			log.Warn("audit shipping to CLS failed; the records wait in MySQL for the next run",
+				"shipped", shipped, "unshipped", len(waiting), "err", err.Error())
 			return shipped, err
 		}
+		if len(recs) == 0 {
+			return shipped, nil
+		}
+		// The stdout copy is written once CLS has the record, so the function's log
+		// topic holds each shipped record once (twice only after a crash, with the
+		// same audit_id), however long CLS was down.
 		if s.AuditOut != nil {
 			for _, r := range recs {
 				cls.WriteJSONLine(s.AuditOut, r)
 			}
-		}
-		if err := s.Shipper.Ship(ctx, "salon-release", recs); err != nil {
-			return shipped, err
 		}
 		ids := make([]int64, len(recs))
 		for i, r := range recs {
 			ids[i] = r.ID
 		}
 		if err := s.Store.MarkShipped(ctx, ids); err != nil {
+			log.Warn("marking audit records shipped failed; they will be shipped again", "err", err.Error())
 			return shipped, err
 		}
 		shipped += len(recs)
-		if len(recs) < 500 {
+		if len(recs) < shipBatch {
 			return shipped, nil
 		}
 	}
