@@ -1,0 +1,646 @@
+package stress
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"slices"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"salon/shared/booking"
+	"salon/shared/mysql/mysqltest"
+	"salon/shared/wechatpay/wxpaysim"
+)
+
+// An op is one step of the schedule. The schedule is generated from the seed
+// alone, so a seed always replays the same operations in the same waves; which
+// booking an op ends up acting on depends on what the concurrent ops did, as it
+// would for real customers.
+type op struct {
+	idx   int
+	kind  string
+	cust  int
+	other int
+	slot  int
+	n     int
+	seed  uint64
+}
+
+// weights of the op kinds: customers, the salon, the timer, WeChat, and faults.
+var weights = []struct {
+	kind  string
+	w     int
+	fault bool
+}{
+	{"reserve", 16, false},
+	{"reserve-key", 14, false},    // with Idempotency-Key and retries on 5xx
+	{"reserve-drop", 5, false},    // the answer is lost; the client retries with its key
+	{"reserve-old-key", 3, false}, // an old key again, same or other slot
+	{"pay", 16, false},
+	{"pay-again", 4, false}, // POST /bookings/{id}/pay, the customer closed the sheet
+	{"pay-dup", 4, false},   // a notification delivered again, or several at once
+	{"pay-late", 4, false},  // paid after the hold was released or cancelled
+	{"cancel", 7, false},
+	{"peek", 3, false}, // someone else's booking through pay and cancel
+	{"salon-cancel", 3, false},
+	{"capacity", 3, false},
+	{"checkin", 4, false},
+	{"release", 6, false},
+	{"time-passes", 5, false}, // holds expire, release leases lapse
+	{"redeliver", 4, false},   // WeChat retries a notification that failed
+	{"refund-done", 4, false}, // WeChat finishes a refund and notifies
+	{"kill-conns", 3, true},
+	{"db-down", 1, true},
+	{"wx-fail", 4, true},
+	{"wx-hang", 1, true},
+	{"wx-slow", 1, true},
+	{"cls-down", 1, true},
+	{"notify-drop", 2, true},
+}
+
+type plan struct {
+	waves       [][]op
+	checkpoints map[int]bool // after these waves
+}
+
+func genPlan(seed uint64, ops, customers, slots int) plan {
+	r := rand.New(rand.NewPCG(seed, 0x5a10))
+	total := 0
+	for _, w := range weights {
+		total += w.w
+	}
+	p := plan{checkpoints: map[int]bool{}}
+	var wave []op
+	size := 1 + r.IntN(10)
+	for i := range ops {
+		x := r.IntN(total)
+		kind := ""
+		for _, w := range weights {
+			if x < w.w {
+				kind = w.kind
+				break
+			}
+			x -= w.w
+		}
+		o := op{idx: i, kind: kind, cust: r.IntN(customers), other: r.IntN(customers), slot: r.IntN(slots), n: 1 + r.IntN(3), seed: r.Uint64()}
+		wave = append(wave, o)
+		if len(wave) == size || i == ops-1 {
+			p.waves = append(p.waves, wave)
+			if r.IntN(8) == 0 {
+				p.checkpoints[len(p.waves)-1] = true
+			}
+			wave, size = nil, 1+r.IntN(10)
+		}
+	}
+	return p
+}
+
+type customer struct {
+	openid string
+	token  string
+}
+
+type slotInfo struct {
+	id    int64
+	date  string
+	price int64
+}
+
+type keyUse struct {
+	key  string
+	slot int
+}
+
+// model runs the schedule and keeps what the test knows as a client would: the
+// bookings it was told about, the idempotency keys it used, and the
+// notifications WeChat still has to deliver.
+type model struct {
+	s         *system
+	seed      uint64
+	customers []*customer
+	slots     []slotInfo
+	dates     []string
+
+	mu          sync.Mutex
+	owner       map[int64]int    // booking id -> customer
+	keyBooking  map[string]int64 // customer/key -> booking id
+	keys        [][]keyUse       // per customer
+	payQueue    map[string]bool  // out_trade_no whose payment notification WeChat must deliver again
+	refundQueue map[string]bool  // out_refund_no whose refund notification WeChat must deliver again
+	ops         map[string]int
+	answers     map[string]int
+	lifts       map[int][]func() // wave -> faults to lift after it
+	wave        int
+	killed      int // database connections killed
+}
+
+func newModel(s *system, seed uint64, customers int) *model {
+	m := &model{s: s, seed: seed, owner: map[int64]int{}, keyBooking: map[string]int64{}, keys: make([][]keyUse, customers),
+		payQueue: map[string]bool{}, refundQueue: map[string]bool{}, ops: map[string]int{}, answers: map[string]int{}, lifts: map[int][]func(){}}
+	for i := range customers {
+		openid := fmt.Sprintf("o-stress-%04d", i)
+		m.customers = append(m.customers, &customer{openid: openid, token: s.token(openid)})
+	}
+	// Slots of few seats so that customers compete, one of them free (confirmed
+	// at reserve, no deposit).
+	loc, _ := time.LoadLocation("Asia/Shanghai")
+	prices := []int64{5000, 8000, 0, 5000, 12000, 3000, 6000, 9000}
+	for i, price := range prices {
+		id := mysqltest.AddSlot(s.t, s.store, 30*time.Hour+time.Duration(i)*2*time.Hour, 1+i%4, price)
+		sl, err := s.store.FindSlot(context.Background(), id)
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		date := sl.StartAt.In(loc).Format("2006-01-02")
+		m.slots = append(m.slots, slotInfo{id: id, date: date, price: price})
+		if !slices.Contains(m.dates, date) {
+			m.dates = append(m.dates, date)
+		}
+	}
+	return m
+}
+
+func (m *model) count(kind string) {
+	m.mu.Lock()
+	m.ops[kind]++
+	m.mu.Unlock()
+}
+
+func (m *model) answered(what string, a answer) {
+	m.mu.Lock()
+	k := what + " " + strconv.Itoa(a.Status)
+	if c := a.code(); c != "" {
+		k += " " + c
+	}
+	m.answers[k]++
+	m.mu.Unlock()
+}
+
+// expect records an answer and reports it if its status or code is not one the
+// design allows for this call. 5xx is always allowed: faults are on.
+func (m *model) expect(what string, a answer, ok ...string) {
+	m.answered(what, a)
+	if a.Status >= 500 || a.Status == 0 {
+		return
+	}
+	got := strconv.Itoa(a.Status)
+	if a.Status >= 400 {
+		got += " " + a.code()
+	}
+	if !slices.Contains(ok, got) {
+		m.s.violate("op %s: unexpected answer %s: %s", what, got, a.Body)
+	}
+}
+
+func (m *model) lift(after int, f func()) {
+	m.mu.Lock()
+	m.lifts[m.wave+after] = append(m.lifts[m.wave+after], f)
+	m.mu.Unlock()
+}
+
+func (m *model) run(p plan) {
+	for w, wave := range p.waves {
+		m.mu.Lock()
+		m.wave = w
+		m.mu.Unlock()
+		var wg sync.WaitGroup
+		for _, o := range wave {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				m.do(o)
+			}()
+		}
+		wg.Wait()
+		m.mu.Lock()
+		lifts := m.lifts[w]
+		delete(m.lifts, w)
+		m.mu.Unlock()
+		for _, f := range lifts {
+			f()
+		}
+		if p.checkpoints[w] {
+			m.s.gw.Wait()
+			m.check(false)
+		}
+	}
+}
+
+func bookingIDOf(a answer) int64 {
+	b, _ := a.JSON["booking"].(map[string]any)
+	id, _ := b["bookingId"].(float64)
+	return int64(id)
+}
+
+func (m *model) do(o op) {
+	m.count(o.kind)
+	r := rand.New(rand.NewPCG(o.seed, 7))
+	s := m.s
+	c := m.customers[o.cust]
+	ctx := context.Background()
+	switch o.kind {
+	case "reserve":
+		m.reserve(o, c, "", false, o.n-1)
+	case "reserve-key":
+		m.reserve(o, c, fmt.Sprintf("key-%d", o.idx), false, o.n)
+	case "reserve-drop":
+		m.reserve(o, c, fmt.Sprintf("key-%d", o.idx), true, o.n)
+	case "reserve-old-key":
+		m.reserveOldKey(o, r, c)
+	case "pay", "pay-again":
+		b := m.newest(c, o.cust, "pending_payment")
+		if b == 0 {
+			return
+		}
+		no := booking.OutTradeNo(b)
+		if _, ok := s.sim.Order(no); !ok || o.kind == "pay-again" {
+			a := s.call("POST", "/bookings/"+itoa(b)+"/pay", c.token, nil)
+			m.expect("pay-again", a, "200", "409 INVALID_STATE")
+			if a.Status == 200 && a.JSON["payment"] == nil {
+				s.violate("pay again of booking %d: 200 without payment parameters: %s", b, a.Body)
+			}
+		}
+		m.pay(ctx, no, false)
+	case "pay-dup":
+		var paid []string
+		for _, o := range s.sim.Orders() {
+			if o.State == wxpaysim.StateSuccess {
+				paid = append(paid, o.OutTradeNo)
+			}
+		}
+		if len(paid) == 0 {
+			return
+		}
+		no := paid[r.IntN(len(paid))]
+		var err error
+		if r.IntN(2) == 0 {
+			err = s.sim.NotifyConcurrently(ctx, no, 2+r.IntN(2))
+		} else {
+			err = s.sim.Notify(ctx, no)
+		}
+		if err != nil {
+			m.queuePay(no)
+		}
+	case "pay-late":
+		b := m.newest(c, o.cust, "expired", "cancelled")
+		if b == 0 {
+			return
+		}
+		no := booking.OutTradeNo(b)
+		if ord, ok := s.sim.Order(no); ok && ord.State != wxpaysim.StateSuccess {
+			m.pay(ctx, no, true)
+		}
+	case "cancel":
+		b := m.newest(c, o.cust, "pending_payment", "confirmed")
+		if b == 0 {
+			return
+		}
+		a := s.call("POST", "/bookings/"+itoa(b)+"/cancel", c.token, nil)
+		m.expect("cancel", a, "200", "409 INVALID_STATE")
+		if a.Status == 200 {
+			if st, _ := a.JSON["booking"].(map[string]any)["status"].(string); st != "cancelled" {
+				s.violate("cancel of booking %d answered 200 with status %q", b, st)
+			}
+		}
+	case "peek":
+		m.peek(r, c, o.cust)
+	case "salon-cancel", "checkin":
+		want := []string{"pending_payment", "confirmed"}
+		if o.kind == "checkin" {
+			want = []string{"confirmed"}
+		}
+		if r.IntN(5) == 0 {
+			want = nil // any booking: the answer must then be a clean refusal
+		}
+		b := m.salonPick(r, want...)
+		if b == 0 {
+			return
+		}
+		verb := "cancel"
+		if o.kind == "checkin" {
+			verb = "checkin"
+		}
+		a := s.call("POST", "/admin/bookings/"+itoa(b)+"/"+verb, adminToken, nil)
+		m.expect(o.kind, a, "200", "409 INVALID_STATE")
+	case "capacity":
+		sl := m.slots[o.slot]
+		a := s.call("PATCH", "/admin/slots/"+itoa(sl.id), adminToken, map[string]any{"capacity": 1 + r.IntN(4)})
+		m.expect("capacity", a, "200", "409 INVALID_STATE")
+	case "release":
+		if _, err := s.runRelease(); err != nil {
+			m.count("release-failed")
+		}
+	case "time-passes":
+		// Some holds run out, and so do release leases (a run died or is slow).
+		s.store.SQL().Exec(`UPDATE t_booking SET lock_expire = UTC_TIMESTAMP(6) - INTERVAL 1 SECOND
+			WHERE status = 0 ORDER BY book_id DESC LIMIT ?`, o.n)
+		s.store.SQL().Exec(`UPDATE t_booking SET claim_until = '1970-01-01' WHERE claim_until > '1970-01-01'`)
+	case "redeliver":
+		m.redeliver(ctx, r, false)
+	case "refund-done":
+		var processing []string
+		for _, rf := range s.sim.Refunds() {
+			if rf.Status == wxpaysim.RefundProcessing {
+				processing = append(processing, rf.OutRefundNo)
+			}
+		}
+		if len(processing) > 0 {
+			no := processing[r.IntN(len(processing))]
+			if err := s.sim.CompleteRefund(ctx, no, wxpaysim.RefundSuccess); err != nil {
+				m.queueRefund(no)
+			}
+		}
+
+	case "kill-conns":
+		for range 3 {
+			n := s.killConnections()
+			m.mu.Lock()
+			m.killed += n
+			m.mu.Unlock()
+		}
+	case "db-down":
+		s.proxy.SetDown(true)
+		m.lift(0, func() { s.proxy.SetDown(false) })
+	case "wx-fail":
+		prefixes := []string{"/v3/pay/transactions/jsapi", "/v3/pay/transactions/out-trade-no/", "/v3/refund/domestic/refunds", "/v3/"}
+		kinds := []struct {
+			status int
+			code   string
+		}{{500, "SYSTEM_ERROR"}, {503, "SYSTEM_ERROR"}, {429, "FREQUENCY_LIMITED"},
+			{wxpaysim.Drop, ""}, {wxpaysim.ActThenDrop, ""}, {wxpaysim.BadSignature, ""}}
+		k := kinds[r.IntN(len(kinds))]
+		s.sim.FailNext(prefixes[r.IntN(len(prefixes))], k.status, k.code, o.n)
+		m.count("wx-fail:" + strconv.Itoa(k.status))
+	case "wx-hang":
+		s.hang.Add(int32(o.n))
+	case "wx-slow":
+		s.sim.SetLatency(time.Duration(5+r.IntN(40)) * time.Millisecond)
+		m.lift(o.n-1, func() { s.sim.SetLatency(0) })
+	case "cls-down":
+		s.cls.SetDown(true)
+		m.lift(o.n-1, func() { s.cls.SetDown(false) })
+	case "notify-drop":
+		s.notifyDrop.Add(int32(o.n))
+	default:
+		panic("unknown op " + o.kind)
+	}
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// reserve books o.slot for c. With a key, a failed or lost answer is retried with
+// the same key, which must name the same reservation.
+func (m *model) reserve(o op, c *customer, key string, dropFirst bool, retries int) {
+	sl := m.slots[o.slot]
+	var hdr []string
+	if key != "" {
+		hdr = []string{"Idempotency-Key", key}
+		m.mu.Lock()
+		m.keys[o.cust] = append(m.keys[o.cust], keyUse{key, o.slot})
+		m.mu.Unlock()
+	}
+	for attempt := 0; attempt <= retries; attempt++ {
+		a := m.s.call("POST", "/bookings", c.token, map[string]any{"slotId": sl.id}, hdr...)
+		ok := []string{"201", "409 SOLD_OUT", "409 ACTIVE_BOOKING_EXISTS"}
+		m.expect("reserve", a, ok...)
+		switch {
+		case a.Status == http.StatusCreated:
+			m.created(o.cust, key, sl, a)
+			if attempt == 0 && dropFirst {
+				continue // the answer never reached the phone
+			}
+			return
+		case a.Status >= 500:
+			continue
+		default:
+			return
+		}
+	}
+}
+
+// created checks a 201 from reserve and records what the customer learned.
+func (m *model) created(cust int, key string, sl slotInfo, a answer) {
+	id := bookingIDOf(a)
+	b, _ := a.JSON["booking"].(map[string]any)
+	if id <= 0 || b == nil {
+		m.s.violate("reserve answered 201 without a booking: %s", a.Body)
+		return
+	}
+	if got, _ := b["slotId"].(float64); int64(got) != sl.id {
+		m.s.violate("reserve of slot %d answered booking %d of slot %v", sl.id, id, b["slotId"])
+	}
+	if b["status"] == "pending_payment" && a.JSON["payment"] == nil {
+		m.s.violate("reserve answered pending booking %d without payment parameters", id)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.owner[id] = cust
+	if key == "" {
+		return
+	}
+	k := strconv.Itoa(cust) + "/" + key
+	if prev, ok := m.keyBooking[k]; ok && prev != id {
+		m.s.violate("idempotency key %s of customer %d named booking %d, now %d", key, cust, prev, id)
+	}
+	m.keyBooking[k] = id
+}
+
+func (m *model) reserveOldKey(o op, r *rand.Rand, c *customer) {
+	m.mu.Lock()
+	used := slices.Clone(m.keys[o.cust])
+	m.mu.Unlock()
+	if len(used) == 0 {
+		return
+	}
+	u := used[r.IntN(len(used))]
+	m.mu.Lock()
+	known, committed := m.keyBooking[strconv.Itoa(o.cust)+"/"+u.key]
+	m.mu.Unlock()
+	slot := u.slot
+	if committed && r.IntN(3) == 0 {
+		other := (slot + 1 + r.IntN(len(m.slots)-1)) % len(m.slots)
+		a := m.s.call("POST", "/bookings", c.token, map[string]any{"slotId": m.slots[other].id}, "Idempotency-Key", u.key)
+		m.expect("reserve-old-key-other-slot", a, "409 INVALID_STATE")
+		return
+	}
+	a := m.s.call("POST", "/bookings", c.token, map[string]any{"slotId": m.slots[slot].id}, "Idempotency-Key", u.key)
+	if committed {
+		m.expect("reserve-old-key", a, "201")
+	} else {
+		m.expect("reserve-old-key", a, "201", "409 SOLD_OUT", "409 ACTIVE_BOOKING_EXISTS")
+	}
+	if a.Status == http.StatusCreated {
+		if committed && bookingIDOf(a) != known {
+			m.s.violate("old key %s named booking %d, now %d", u.key, known, bookingIDOf(a))
+		}
+		m.created(o.cust, u.key, m.slots[slot], a)
+	}
+}
+
+// newest is the customer's newest booking in one of the statuses, as the
+// mini-program's list shows it; 0 when there is none or the list failed.
+func (m *model) newest(c *customer, cust int, statuses ...string) int64 {
+	a := m.s.call("GET", "/bookings/mine", c.token, nil)
+	m.expect("mine", a, "200")
+	if a.Status != http.StatusOK {
+		return 0
+	}
+	list, _ := a.JSON["bookings"].([]any)
+	var pick int64
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, x := range list {
+		b, _ := x.(map[string]any)
+		id, _ := b["bookingId"].(float64)
+		if owner, ok := m.owner[int64(id)]; ok && owner != cust {
+			m.s.violate("customer %d's list shows booking %d of customer %d", cust, int64(id), owner)
+		}
+		m.owner[int64(id)] = cust
+		if st, _ := b["status"].(string); pick == 0 && slices.Contains(statuses, st) {
+			pick = int64(id)
+		}
+	}
+	return pick
+}
+
+// pay pays an order at WeChat. A delivery that failed is WeChat's to retry.
+func (m *model) pay(ctx context.Context, no string, late bool) {
+	var err error
+	if late {
+		err = m.s.sim.PayLate(ctx, no)
+	} else {
+		err = m.s.sim.Pay(ctx, no)
+	}
+	if err != nil {
+		if ord, ok := m.s.sim.Order(no); ok && ord.State == wxpaysim.StateSuccess {
+			m.queuePay(no)
+		}
+	}
+}
+
+func (m *model) queuePay(no string) {
+	m.mu.Lock()
+	m.payQueue[no] = true
+	m.mu.Unlock()
+}
+
+func (m *model) queueRefund(no string) {
+	m.mu.Lock()
+	m.refundQueue[no] = true
+	m.mu.Unlock()
+}
+
+// redeliver delivers one (or, when all is true, every) notification WeChat still owes.
+func (m *model) redeliver(ctx context.Context, r *rand.Rand, all bool) {
+	m.mu.Lock()
+	pays := sortedKeys(m.payQueue)
+	refunds := sortedKeys(m.refundQueue)
+	m.mu.Unlock()
+	if !all {
+		// One, in no particular order: WeChat's retries are not ordered either.
+		if len(pays) > 0 {
+			pays = []string{pays[r.IntN(len(pays))]}
+		}
+		if len(refunds) > 0 {
+			refunds = []string{refunds[r.IntN(len(refunds))]}
+		}
+	}
+	for _, no := range pays {
+		if err := m.s.sim.Notify(ctx, no); err == nil {
+			m.mu.Lock()
+			delete(m.payQueue, no)
+			m.mu.Unlock()
+		}
+	}
+	for _, no := range refunds {
+		if err := m.s.sim.CompleteRefund(ctx, no, wxpaysim.RefundSuccess); err == nil {
+			m.mu.Lock()
+			delete(m.refundQueue, no)
+			m.mu.Unlock()
+		}
+	}
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// peek tries another customer's booking through every customer endpoint that
+// takes an id: it must be NOT_FOUND, exactly like an id that does not exist.
+func (m *model) peek(r *rand.Rand, c *customer, cust int) {
+	m.mu.Lock()
+	var others []int64
+	for id, owner := range m.owner {
+		if owner != cust {
+			others = append(others, id)
+		}
+	}
+	m.mu.Unlock()
+	if len(others) == 0 {
+		return
+	}
+	slices.Sort(others)
+	id := others[r.IntN(len(others))]
+	for _, verb := range []string{"pay", "cancel"} {
+		a := m.s.call("POST", "/bookings/"+itoa(id)+"/"+verb, c.token, nil)
+		m.expect("peek-"+verb, a, "404 NOT_FOUND")
+	}
+}
+
+// salonPick lists the salon's bookings of a slot day and picks one in a status.
+func (m *model) salonPick(r *rand.Rand, statuses ...string) int64 {
+	date := m.dates[r.IntN(len(m.dates))]
+	a := m.s.call("GET", "/admin/bookings?date="+date, adminToken, nil)
+	m.expect("admin-list", a, "200")
+	if a.Status != http.StatusOK {
+		return 0
+	}
+	list, _ := a.JSON["bookings"].([]any)
+	var ids []int64
+	for _, x := range list {
+		b, _ := x.(map[string]any)
+		st, _ := b["status"].(string)
+		id, _ := b["bookingId"].(float64)
+		if len(statuses) == 0 || slices.Contains(statuses, st) {
+			ids = append(ids, int64(id))
+		}
+	}
+	if len(ids) == 0 {
+		return 0
+	}
+	return ids[r.IntN(len(ids))]
+}
+
+// killConnections kills every connection to the test database but its own, from
+// a second connection, wherever the others are: mid-transaction, mid-query, idle.
+func (s *system) killConnections() int {
+	rows, err := s.killer.Query(`SELECT ID FROM information_schema.PROCESSLIST WHERE DB = ? AND ID <> CONNECTION_ID()`, s.dbName)
+	if err != nil {
+		return 0
+	}
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if rows.Scan(&id) == nil {
+			ids = append(ids, id)
+		}
+	}
+	rows.Close()
+	n := 0
+	for _, id := range ids {
+		// The id comes from the server, not from input.
+		if _, err := s.killer.Exec("KILL " + strconv.FormatInt(id, 10)); err == nil {
+			n++
+		}
+	}
+	return n
+}
