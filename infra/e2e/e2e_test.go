@@ -1,0 +1,563 @@
+// Package e2e drives the product the way scripts/dev.sh runs it and SCF deploys
+// it: the real function binaries under the SCF Go runtime protocol (scfhost),
+// behind the local API Gateway and timer built from serverless.yml (localgw), each
+// function given only the environment serverless.yml lists, over a fresh MySQL
+// database, with the WeChat login and WeChat Pay simulators over real HTTP. Every
+// request goes over HTTP through the gateway; payment and refund notifications
+// reach the paynotify binary through the gateway too.
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"salon/infra/localgw"
+	"salon/infra/scfhost"
+	"salon/shared/booking"
+	"salon/shared/mysql"
+	"salon/shared/mysql/mysqltest"
+	"salon/shared/session"
+	"salon/shared/wechatpay/wxpaysim"
+	"salon/shared/wxlogin/wxloginsim"
+)
+
+const (
+	appID     = "wx00000000000e2e0"
+	appSecret = "e2e-app-secret-tests-only"
+	mchID     = "1900000109"
+	secret    = "e2e-session-secret-0123456789abcdef0123"
+	adminTok  = "e2e-admin-token"
+	repoRoot  = "../.."
+)
+
+// binDir holds <function>/main for every function of serverless.yml, built once
+// for all tests by TestMain.
+var binDir string
+
+func TestMain(m *testing.M) {
+	os.Exit(func() int {
+		dir, err := os.MkdirTemp("", "salon-e2e-")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer os.RemoveAll(dir)
+		if err := buildFunctions(dir); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		binDir = dir
+		return m.Run()
+	}())
+}
+
+// buildFunctions builds every function of serverless.yml as package.sh does
+// (static, CGO_ENABLED=0), for this machine, in one go build so the packages they
+// share compile once, then lays them out as <dir>/<name>/main.
+func buildFunctions(dir string) error {
+	spec, err := localgw.LoadServerless(filepath.Join(repoRoot, "serverless.yml"))
+	if err != nil {
+		return err
+	}
+	flat := filepath.Join(dir, ".flat")
+	args := []string{"build", "-trimpath", "-o", flat + string(filepath.Separator)}
+	for _, fn := range spec.Functions {
+		args = append(args, "./functions/"+fn.Name)
+	}
+	cmd := exec.Command("go", args...)
+	cmd.Dir = repoRoot
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	for _, fn := range spec.Functions {
+		if err := os.MkdirAll(filepath.Join(dir, fn.Name), 0o755); err != nil {
+			return err
+		}
+		if err := os.Rename(filepath.Join(flat, fn.Name), filepath.Join(dir, fn.Name, "main")); err != nil {
+			return err
+		}
+	}
+	return os.Remove(flat)
+}
+
+// syncBuffer collects the log lines of every process and the gateway.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// runRecorder passes invocations to the host and reports each timer run's result,
+// so a test waits for the run it caused instead of sleeping.
+type runRecorder struct {
+	inv  localgw.Invoker
+	runs chan string
+}
+
+func (r runRecorder) Invoke(ctx context.Context, fn string, payload []byte, requestID string) ([]byte, *scfhost.InvokeError, error) {
+	out, ierr, err := r.inv.Invoke(ctx, fn, payload, requestID)
+	switch {
+	case err != nil:
+		r.runs <- "host error: " + err.Error()
+	case ierr != nil:
+		r.runs <- "function error: " + ierr.Error()
+	default:
+		r.runs <- string(out)
+	}
+	return out, ierr, err
+}
+
+// system is one running copy of the product.
+type system struct {
+	t        *testing.T
+	url      string // the gateway
+	store    *mysql.DB
+	pay      *wxpaysim.Sim
+	sessions *session.Signer
+	logs     *syncBuffer
+	ticks    chan time.Time
+	runs     chan string
+	shop     *time.Location
+}
+
+func start(t *testing.T) *system {
+	t.Helper()
+	s := &system{t: t, logs: &syncBuffer{}, ticks: make(chan time.Time), runs: make(chan string, 4)}
+	var err error
+	if s.shop, err = time.LoadLocation("Asia/Shanghai"); err != nil {
+		t.Fatal(err)
+	}
+	spec, err := localgw.LoadServerless(filepath.Join(repoRoot, "serverless.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	dsn := mysqltest.NewDSN(t)
+	if s.store, err = mysql.Open(dsn, mysql.Options{MaxOpenConns: 4}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.store.Close() })
+	if err := s.store.Migrate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+
+	merchant, serial, err := wxpaysim.NewMerchantKeys()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.pay, err = wxpaysim.New(wxpaysim.Options{AppID: appID, MchID: mchID, MerchantPublicKey: &merchant.PublicKey, MerchantSerial: serial})
+	if err != nil {
+		t.Fatal(err)
+	}
+	paySrv := httptest.NewServer(s.pay.Handler())
+	t.Cleanup(paySrv.Close)
+	login := wxloginsim.New(appID, appSecret)
+	loginSrv := httptest.NewServer(login)
+	t.Cleanup(func() { login.Close(); loginSrv.Close() })
+
+	// The gateway's address is needed for the notify URLs before the functions
+	// are registered, so its listener is opened first and served last.
+	gwSrv := httptest.NewUnstartedServer(nil)
+	s.url = "http://" + gwSrv.Listener.Addr().String()
+
+	settings := s.pay.Env(merchant, serial, paySrv.URL, s.url+"/pay/notify", s.url+"/pay/refund-notify")
+	for k, v := range map[string]string{
+		"MYSQL_DSN": dsn, "SESSION_SECRET": secret, "ADMIN_TOKEN": adminTok,
+		"WX_APPID": appID, "WX_APPSECRET": appSecret, "WX_API_BASE": loginSrv.URL,
+	} {
+		settings[k] = v
+	}
+	s.sessions = &session.Signer{Secret: []byte(secret)}
+
+	host := scfhost.NewHost(s.logs)
+	t.Cleanup(func() { host.Close() })
+	for _, fn := range spec.Functions {
+		err := host.Register(scfhost.Function{
+			Name: fn.Name, Binary: filepath.Join(binDir, fn.Name, "main"),
+			Env:     deployedEnv(fn.Env, settings),
+			Timeout: fn.Timeout, MemoryMB: fn.MemoryMB,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	gw := localgw.NewGateway(spec.Routes, host, s.logs)
+	gwSrv.Config.Handler = gw
+	gwSrv.Start()
+	t.Cleanup(func() { gwSrv.Close(); gw.Wait() })
+
+	if len(spec.Timers) != 1 {
+		t.Fatalf("serverless.yml timers: %+v", spec.Timers)
+	}
+	timer := &localgw.Timer{Trigger: spec.Timers[0], Ticks: s.ticks, Invoker: runRecorder{host, s.runs}, Log: s.logs}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { timer.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("gateway and function logs:\n%s", s.logs.String())
+		}
+	})
+	return s
+}
+
+// deployedEnv is what a deployed function would see: only the variables
+// serverless.yml lists, each ${env:NAME} taken from settings, the way the deploy
+// takes them from the deploying shell. A setting serverless.yml forgets to pass
+// is therefore missing here too.
+func deployedEnv(spec, settings map[string]string) map[string]string {
+	env := map[string]string{}
+	for k, v := range spec {
+		if s, ok := localgw.ExpandEnv(v, func(name string) (string, bool) { v, ok := settings[name]; return v, ok }); ok && s != "" {
+			env[k] = s
+		}
+	}
+	return env
+}
+
+type answer struct {
+	status int
+	body   []byte
+	json   map[string]any
+}
+
+func (a answer) code() string { c, _ := a.json["code"].(string); return c }
+
+func (a answer) String() string { return fmt.Sprintf("%d %s", a.status, a.body) }
+
+// call sends one request through the gateway; bearer may be "". It is safe to
+// call from many goroutines.
+func (s *system) call(method, path, bearer string, body any) (answer, error) {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return answer{}, err
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, s.url+path, rd)
+	if err != nil {
+		return answer{}, err
+	}
+	if bearer != "" {
+		req.Header.Set("Authorization", "Bearer "+bearer)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return answer{}, err
+	}
+	defer resp.Body.Close()
+	a := answer{status: resp.StatusCode}
+	if a.body, err = io.ReadAll(resp.Body); err != nil {
+		return a, err
+	}
+	_ = json.Unmarshal(a.body, &a.json)
+	return a, nil
+}
+
+// must is call for the test's own goroutine: a transport error ends the test.
+func (s *system) must(method, path, bearer string, body any) answer {
+	s.t.Helper()
+	a, err := s.call(method, path, bearer, body)
+	if err != nil {
+		s.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	return a
+}
+
+// login logs a customer in through /login with a simulator code.
+func (s *system) login(code string) string {
+	s.t.Helper()
+	a := s.must("POST", "/login", "", map[string]string{"code": code})
+	tok, _ := a.json["token"].(string)
+	if a.status != http.StatusOK || tok == "" {
+		s.t.Fatalf("login %q: %s", code, a)
+	}
+	return tok
+}
+
+// token signs a session as /login would; for crowds of customers.
+func (s *system) token(openid string) string {
+	s.t.Helper()
+	tok, _, err := s.sessions.Issue(openid)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return tok
+}
+
+// tomorrow is tomorrow's date in the shop's time zone.
+func (s *system) tomorrow() string {
+	return time.Now().In(s.shop).AddDate(0, 0, 1).Format("2006-01-02")
+}
+
+// openSlot opens one 90-minute slot tomorrow at 10:00 through the admin API and
+// returns its id, found through the public schedule.
+func (s *system) openSlot(capacity int, priceFen int64) int64 {
+	s.t.Helper()
+	day := s.tomorrow()
+	a := s.must("POST", "/admin/slots", adminTok, map[string]any{
+		"from": day, "to": day, "open": "10:00", "close": "11:30", "slotMinutes": 90, "capacity": capacity, "priceFen": priceFen,
+	})
+	if a.status != http.StatusCreated || a.json["created"] != 1.0 {
+		s.t.Fatalf("admin schedule: %s", a)
+	}
+	slots := s.slots(day)
+	if len(slots) != 1 {
+		s.t.Fatalf("slots of %s: %+v", day, slots)
+	}
+	return int64(slots[0]["slotId"].(float64))
+}
+
+func (s *system) slots(day string) []map[string]any {
+	s.t.Helper()
+	a := s.must("GET", "/slots?date="+day, "", nil)
+	if a.status != http.StatusOK {
+		s.t.Fatalf("slots: %s", a)
+	}
+	var out []map[string]any
+	for _, v := range a.json["slots"].([]any) {
+		out = append(out, v.(map[string]any))
+	}
+	return out
+}
+
+func (s *system) remaining(slot int64) int {
+	s.t.Helper()
+	for _, sl := range s.slots(s.tomorrow()) {
+		if int64(sl["slotId"].(float64)) == slot {
+			return int(sl["remaining"].(float64))
+		}
+	}
+	s.t.Fatalf("slot %d not listed", slot)
+	return 0
+}
+
+// reserve books slot and returns the booking id.
+func (s *system) reserve(token string, slot int64) int64 {
+	s.t.Helper()
+	a := s.must("POST", "/bookings", token, map[string]any{"slotId": slot})
+	if a.status != http.StatusCreated {
+		s.t.Fatalf("reserve: %s", a)
+	}
+	b := a.json["booking"].(map[string]any)
+	if b["status"] != "pending_payment" || a.json["payment"] == nil {
+		s.t.Fatalf("reserve answer: %s", a)
+	}
+	return int64(b["bookingId"].(float64))
+}
+
+// mine returns the customer's booking with id, as /bookings/mine shows it.
+func (s *system) mine(token string, id int64) map[string]any {
+	s.t.Helper()
+	a := s.must("GET", "/bookings/mine", token, nil)
+	if a.status != http.StatusOK {
+		s.t.Fatalf("mine: %s", a)
+	}
+	for _, v := range a.json["bookings"].([]any) {
+		b := v.(map[string]any)
+		if int64(b["bookingId"].(float64)) == id {
+			return b
+		}
+	}
+	s.t.Fatalf("booking %d not in /bookings/mine: %s", id, a)
+	return nil
+}
+
+// tick fires the release timer once and returns the run's answer.
+func (s *system) tick() string {
+	s.t.Helper()
+	s.ticks <- time.Now()
+	return <-s.runs
+}
+
+// TestBookPayExpireCancelRefund is the product's life through the real binaries:
+// a paid booking is confirmed by the notification the simulator sends through the
+// gateway; an unpaid hold is released by the timer and its seat comes back; a
+// cancelled paid booking is refunded when WeChat's refund notification arrives.
+func TestBookPayExpireCancelRefund(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	ctx := context.Background()
+
+	if a := s.must("GET", "/healthz", "", nil); a.status != http.StatusOK || a.json["status"] != "ok" {
+		t.Fatalf("healthz: %s", a)
+	}
+	slot := s.openSlot(2, 5000)
+	alice, bob := s.login("alice"), s.login("bob")
+
+	// Alice books and pays: WeChat's notification goes through the gateway to paynotify.
+	paid := s.reserve(alice, slot)
+	if err := s.pay.Pay(ctx, booking.OutTradeNo(paid)); err != nil {
+		t.Fatalf("pay: %v", err)
+	}
+	if b := s.mine(alice, paid); b["status"] != "confirmed" {
+		t.Fatalf("after payment: %v", b)
+	}
+
+	// Bob takes the last seat and never pays: when his hold has run out, the next
+	// timer run releases it and the seat is free again.
+	held := s.reserve(bob, slot)
+	if n := s.remaining(slot); n != 0 {
+		t.Fatalf("remaining with two holds: %d", n)
+	}
+	mysqltest.ExpireHold(t, s.store, held)
+	var sum map[string]int
+	run := s.tick()
+	if err := json.Unmarshal([]byte(run), &sum); err != nil || sum["released"] != 1 {
+		t.Fatalf("release run: %s", run)
+	}
+	if b := s.mine(bob, held); b["status"] != "expired" {
+		t.Fatalf("after release: %v", b)
+	}
+	if n := s.remaining(slot); n != 1 {
+		t.Fatalf("remaining after release: %d, want 1", n)
+	}
+	if o, ok := s.pay.Order(booking.OutTradeNo(held)); !ok || o.State != wxpaysim.StateClosed {
+		t.Fatalf("the released booking's WeChat order was not closed: %+v", o)
+	}
+
+	// Alice cancels: the refund starts, and WeChat's refund notification (through
+	// the gateway) settles it.
+	a := s.must("POST", fmt.Sprintf("/bookings/%d/cancel", paid), alice, nil)
+	if a.status != http.StatusOK {
+		t.Fatalf("cancel: %s", a)
+	}
+	if rf, _ := a.json["booking"].(map[string]any)["refund"].(map[string]any); rf["status"] != "processing" || rf["amountFen"] != 5000.0 {
+		t.Fatalf("cancel answer: %s", a)
+	}
+	if err := s.pay.CompleteRefund(ctx, booking.OutRefundNo(paid), wxpaysim.RefundSuccess); err != nil {
+		t.Fatalf("refund notification: %v", err)
+	}
+	b := s.mine(alice, paid)
+	if rf, _ := b["refund"].(map[string]any); b["status"] != "cancelled" || rf["status"] != "succeeded" || rf["refundedAt"] == nil {
+		t.Fatalf("after the refund notification: %v", b)
+	}
+	if n := s.remaining(slot); n != 2 {
+		t.Fatalf("remaining at the end: %d, want 2", n)
+	}
+
+	// The salon sees both bookings, with who made them.
+	a = s.must("GET", "/admin/bookings?date="+s.tomorrow(), adminTok, nil)
+	if a.status != http.StatusOK || len(a.json["bookings"].([]any)) != 2 {
+		t.Fatalf("admin bookings: %s", a)
+	}
+	mysqltest.CheckInvariant(t, s.store)
+}
+
+// TestLastSeatUnderACrowd sends 130 customers at a slot's last seat at once,
+// through the gateway to reserve processes: one gets it, everyone else is told
+// SOLD_OUT, and the slot's count stays right.
+func TestLastSeatUnderACrowd(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	slot := s.openSlot(2, 5000)
+	s.reserve(s.login("early-bird"), slot) // the first seat; one is left
+
+	const crowd = 130
+	tokens := make([]string, crowd)
+	for i := range tokens {
+		tokens[i] = s.token(fmt.Sprintf("o-crowd-%03d", i))
+	}
+	answers := make([]answer, crowd)
+	errs := make([]error, crowd)
+	begin := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range crowd {
+		wg.Go(func() {
+			<-begin
+			answers[i], errs[i] = s.call("POST", "/bookings", tokens[i], map[string]any{"slotId": slot})
+		})
+	}
+	close(begin)
+	wg.Wait()
+
+	won, soldOut := 0, 0
+	for i, a := range answers {
+		switch {
+		case errs[i] != nil:
+			t.Errorf("customer %d: %v", i, errs[i])
+		case a.status == http.StatusCreated:
+			won++
+		case a.status == http.StatusConflict && a.code() == booking.ESOLDOUT:
+			soldOut++
+		default:
+			t.Errorf("customer %d: %s", i, a)
+		}
+	}
+	if won != 1 || soldOut != crowd-1 {
+		t.Errorf("%d got the seat and %d were told SOLD_OUT; want 1 and %d", won, soldOut, crowd-1)
+	}
+	if n := s.remaining(slot); n != 0 {
+		t.Errorf("remaining after the crowd: %d", n)
+	}
+	mysqltest.CheckInvariant(t, s.store)
+}
+
+// TestEveryRouteReachesItsHandler sends each API of serverless.yml, without
+// credentials, to the real binaries: each must be answered by the handler of the
+// function serverless.yml names, never by the gateway (404/502) and never by a
+// function that does not know the path (404 "no route") or the method (405).
+// That the file maps the routes of design.md is checked in localgw; this checks
+// the functions agree with the file.
+func TestEveryRouteReachesItsHandler(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	spec, err := localgw.LoadServerless(filepath.Join(repoRoot, "serverless.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range spec.Routes {
+		path := r.Path
+		for _, p := range r.Params {
+			if p.Position == "PATH" {
+				path = strings.ReplaceAll(path, "{"+p.Name+"}", "1")
+			}
+		}
+		var body any
+		if r.Method == "POST" || r.Method == "PATCH" {
+			body = map[string]any{}
+		}
+		a := s.must(r.Method, path, "", body)
+		if a.status == http.StatusNotFound || a.status == http.StatusMethodNotAllowed || a.status >= 500 || a.json["errno"] != nil {
+			t.Errorf("%s %s (%s): %s", r.Method, r.Path, r.Function, a)
+			continue
+		}
+		t.Logf("%s %s -> %s: %d %s", r.Method, path, r.Function, a.status, a.code())
+		// The function logged the request under the route's template.
+		want := fmt.Sprintf(`"function":%q,"route":%q,"method":%q`, r.Function, r.Path, r.Method)
+		if !strings.Contains(s.logs.String(), want) {
+			t.Errorf("%s %s: no log line with %s", r.Method, r.Path, want)
+		}
+	}
+}
