@@ -22,9 +22,17 @@ func fail(status int, message string) *apigw.Response {
 
 // notifyRequest rebuilds the HTTP request WeChat sent, byte for byte: the
 // signature covers the exact body, and the SDK reads canonical header names.
+// The path is only informational, so one net/http refuses must not lose (or
+// crash on) the notification.
 func notifyRequest(ctx context.Context, r *apigw.Request) *http.Request {
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, r.Path, bytes.NewReader(r.Body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.Path, bytes.NewReader(r.Body))
+	if err != nil {
+		req, _ = http.NewRequestWithContext(ctx, http.MethodPost, "/", bytes.NewReader(r.Body))
+	}
 	req.Header = r.Header.Clone()
+	if req.Header == nil {
+		req.Header = http.Header{}
+	}
 	return req
 }
 
