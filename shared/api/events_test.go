@@ -364,6 +364,23 @@ func TestExampleEvents(t *testing.T) {
 			}
 		})
 	}
+
+	// The notification examples as they are on disk, placeholders and all, are
+	// what a forgery looks like: refused, nothing changed.
+	t.Run("unsigned notifications", func(t *testing.T) {
+		s := s.with(t)
+		before := s.dbState()
+		for _, f := range []string{"paynotify/events/apigw-notify.json", "paynotify/events/functionurl-refund-notify.json"} {
+			raw, err := os.ReadFile(filepath.Join(eventsDir, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st, body := s.invokeRaw("paynotify", raw); st != 401 || !strings.Contains(body, `"code":"FAIL"`) {
+				t.Errorf("%s unfilled: %d %s", f, st, body)
+			}
+		}
+		s.unchanged(before, "unsigned notifications")
+	})
 	mysqltest.CheckInvariant(t, s.store)
 }
 
