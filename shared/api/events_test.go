@@ -106,9 +106,10 @@ func (s *system) customer(name string) (string, string) {
 
 var slotSeq atomic.Int64
 
-// freshSlot creates a slot a day or so ahead at a start no other call uses.
+// freshSlot creates a slot one to six days ahead (inside the booking window) at a
+// start no other recent call used; a test makes far fewer than 1000 slots.
 func (s *system) freshSlot(capacity int, priceFen int64) int64 {
-	return s.slot(26*time.Hour+time.Duration(slotSeq.Add(1))*7*time.Minute, capacity, priceFen)
+	return s.slot(26*time.Hour+time.Duration(slotSeq.Add(1)%1000)*7*time.Minute, capacity, priceFen)
 }
 
 // booked reserves a fresh slot for a fresh customer through the gateway and
