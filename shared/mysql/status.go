@@ -72,7 +72,13 @@ func changeStatus(ctx context.Context, tx *sql.Tx, c Change) error {
 		args = append(args, booking.RefundPending, booking.OutRefundNo(c.BookingID))
 	}
 	args = append(args, c.BookingID, c.From)
-	res, err := tx.ExecContext(ctx, `UPDATE t_booking SET `+set+` WHERE book_id = ? AND status = ?`, args...)
+	where := ` WHERE book_id = ? AND status = ?`
+	if !c.From.HoldsSeat() && c.To.HoldsSeat() {
+		// A booking whose payment is already being refunded never takes a seat
+		// again: the customer would have the seat and the money.
+		where += ` AND refund_status IS NULL`
+	}
+	res, err := tx.ExecContext(ctx, `UPDATE t_booking SET `+set+where, args...)
 	if k := dupKey(err); k == "uk_booking_active" {
 		// Only a booking coming back to life (4 -> 1) can collide here: the
 		// customer meanwhile holds another unfinished booking.
