@@ -39,6 +39,11 @@ func (s *Service) HandlePayment(ctx context.Context, p *wechatpay.Payment) (Outc
 		why = fmt.Sprintf("unknown out_trade_no %q", p.OutTradeNo)
 	case p.TradeState != "SUCCESS":
 		why = fmt.Sprintf("trade_state %q", p.TradeState)
+	case p.OutTradeNo != b.OutTradeNo:
+		// ParseOutTradeNo accepts only the canonical form, so this cannot differ
+		// today; the check keeps "out_trade_no must match" true if the numbering
+		// ever changes.
+		why = fmt.Sprintf("out_trade_no %q, booking %q", p.OutTradeNo, b.OutTradeNo)
 	default:
 		why = s.mismatch(b, p.AppID, p.MchID, p.AmountTotal)
 	}
@@ -108,8 +113,10 @@ func (s *Service) settle(ctx context.Context, b *booking.Booking, p mysql.Paymen
 // an earlier copy of this notification) gets its refund requested again with the
 // same refund number, which WeChat executes at most once.
 func (s *Service) refundPayment(ctx context.Context, b *booking.Booking, p mysql.Payment, reason string) (Outcome, error) {
+	started := false
 	if b.Refund == nil {
-		if _, err := s.Store.StartRefund(ctx, b.ID, b.Status, p, ActorWeChat, reason); err != nil {
+		var err error
+		if started, err = s.Store.StartRefund(ctx, b.ID, b.Status, p, ActorWeChat, reason); err != nil {
 			return "", err
 		}
 	}
@@ -123,6 +130,11 @@ func (s *Service) refundPayment(ctx context.Context, b *booking.Booking, p mysql
 	}
 	if _, err := s.requestRefund(ctx, fresh); err != nil {
 		return "", err
+	}
+	if !started {
+		// A replay, or a copy that lost the race to record the refund: the refund
+		// is the earlier decision's, asked again at most with the same number.
+		return OutcomeDuplicate, nil
 	}
 	s.logger(ctx).Warn("payment refunded", "booking_id", b.ID, "reason", reason)
 	return OutcomeRefunded, nil
@@ -146,11 +158,16 @@ func (s *Service) requestRefund(ctx context.Context, b *booking.Booking) (*booki
 	})
 	if err != nil {
 		status, code, isAPI := wechatpay.APIErrorCode(err)
-		if isAPI && status >= 400 && status < 500 && status != 429 && code != "SYSTEM_ERROR" && code != "FREQUENCY_LIMITED" {
+		// NOT_ENOUGH is the merchant's balance running short: the same request
+		// succeeds once the salon tops it up, so it stays pending (and loud) rather
+		// than being given up.
+		if isAPI && status >= 400 && status < 500 && status != 429 && code != "SYSTEM_ERROR" && code != "FREQUENCY_LIMITED" && code != "NOT_ENOUGH" {
 			log.Error("refund refused by WeChat", "booking_id", b.ID, "code", code)
 			if _, err := s.Store.SetRefundState(ctx, b.ID, booking.RefundFailed, nil, ActorWeChat, "refused: "+code); err != nil {
 				return nil, err
 			}
+		} else if code == "NOT_ENOUGH" {
+			log.Error("refund waits: merchant balance too low; the release run retries it", "booking_id", b.ID)
 		} else {
 			log.Warn("refund request failed; the release run retries it", "booking_id", b.ID, "err", err.Error())
 		}
