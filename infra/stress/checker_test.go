@@ -80,7 +80,7 @@ func TestCheckerCatchesBrokenStates(t *testing.T) {
 			t.Cleanup(func() { restore(t, s, paid) })
 			rec := &recorder{TB: t}
 			s.t = rec
-			s.violations = nil
+			s.violations, s.seen = nil, nil
 			m.check(true)
 			s.t = t
 			all := strings.Join(append(rec.errs, s.violations...), "\n")

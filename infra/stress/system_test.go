@@ -110,6 +110,7 @@ type system struct {
 
 	mu         sync.Mutex
 	violations []string
+	seen       map[string]bool
 }
 
 // fnTimeout is the functions' timeout in the stress system: short, so that a
@@ -251,10 +252,18 @@ func (s *system) onWeChatRequest(r *http.Request) {
 	}
 }
 
+// violate records a broken rule once, however many checkpoints see it again.
 func (s *system) violate(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.violations = append(s.violations, fmt.Sprintf(format, args...))
+	if s.seen == nil {
+		s.seen = map[string]bool{}
+	}
+	if !s.seen[msg] {
+		s.seen[msg] = true
+		s.violations = append(s.violations, msg)
+	}
 }
 
 func (s *system) violationCount() int {
