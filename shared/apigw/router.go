@@ -17,6 +17,7 @@ import (
 	"github.com/tencentyun/scf-go-lib/functioncontext"
 
 	"salon/shared/booking"
+	"salon/shared/logctx"
 )
 
 // HandlerFunc answers one routed request. A returned error is answered by
@@ -228,7 +229,7 @@ func (rt *Router) Invoke(ctx context.Context, raw json.RawMessage) (out Response
 			st.mu.Lock()
 			st.logger = base.With("route", pattern, "method", method)
 			st.mu.Unlock()
-			resp, err = call(ctx, r.h, req)
+			resp, err = call(logctx.With(ctx, st.logger), r.h, req)
 			if err != nil {
 				resp = nil // the error decides the answer
 			} else if resp == nil {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"salon/shared/booking"
+	"salon/shared/logctx"
 	"salon/shared/mysql"
 	"salon/shared/wechatpay"
 )
@@ -49,11 +50,10 @@ type Service struct {
 	Lease     time.Duration
 }
 
+// logger returns the request's logger (request id, function, route) when ctx
+// carries one, else the service's.
 func (s *Service) logger(ctx context.Context) *slog.Logger {
-	if s.Log != nil {
-		return s.Log
-	}
-	return slog.Default()
+	return logctx.From(ctx, s.Log)
 }
 
 // Reservation is a booking with the WeChat payment parameters for it, if a deposit
