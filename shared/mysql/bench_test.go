@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"salon/shared/booking"
 	"salon/shared/mysql"
 	"salon/shared/mysql/mysqltest"
 )
@@ -76,4 +77,35 @@ func BenchmarkBareConditionalUpdate(b *testing.B) {
 			}
 		}
 	})
+}
+
+// The reserve writes the order number in SQL, in the same round trip as the
+// booking: the stored column must be exactly booking.OutTradeNo of the new id,
+// and the connection must come back to the pool outside any transaction.
+func TestReserveStoresOrderNumber(t *testing.T) {
+	t.Parallel()
+	db := mysqltest.New(t)
+	db.SQL().SetMaxOpenConns(1) // one connection: a transaction left open would show below
+	slot := mysqltest.AddSlot(t, db, 24*time.Hour, 2, 5000)
+	for _, who := range []string{"order-a", "order-b"} {
+		b, created, err := db.Reserve(ctx, mysql.ReserveRequest{OpenID: who, SlotID: slot})
+		if err != nil || !created {
+			t.Fatalf("reserve %s: %v %v", who, created, err)
+		}
+		var stored string
+		var inTx int
+		if err := db.SQL().QueryRow(`SELECT out_trade_no, @@in_transaction FROM t_booking WHERE book_id = ?`, b.ID).Scan(&stored, &inTx); err != nil {
+			t.Fatal(err)
+		}
+		if stored != booking.OutTradeNo(b.ID) || b.OutTradeNo != stored {
+			t.Errorf("booking %d: stored %q, answered %q, want %q", b.ID, stored, b.OutTradeNo, booking.OutTradeNo(b.ID))
+		}
+		if inTx != 0 {
+			t.Errorf("connection returned to the pool inside a transaction")
+		}
+	}
+	if _, _, err := db.Reserve(ctx, mysql.ReserveRequest{OpenID: "order-c", SlotID: slot}); !booking.IsCode(err, booking.ESOLDOUT) {
+		t.Fatalf("third reserve on two seats: %v", err)
+	}
+	mysqltest.CheckInvariant(t, db)
 }
