@@ -1,0 +1,593 @@
+// Command bench measures the product's design against the alternatives it
+// rejected, on this machine, and writes infra/bench/results/: BENCHMARKS.md
+// (tables, targets), results.json (every cell) and SVG charts.
+//
+//	go run ./infra/bench [-quick] [-out infra/bench/results]
+//
+// It needs MariaDB (MYSQL_DSN, default root@tcp(127.0.0.1:3306)/), Redis on 6379,
+// NATS on 4222 and the etcd binary (Debian's etcd-server), which it starts itself
+// on a temporary directory. Every scenario gets its own fresh database, dropped
+// at the end. Contenders run interleaved (A B C A B C ...), each round starting
+// with another one, so drift on a shared machine hits every contender alike, and
+// every comparison is a ratio of cells measured in the same run.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/redis/go-redis/v9"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/client/v3/concurrency"
+	"go.uber.org/zap"
+
+	"salon/shared/mysql"
+)
+
+// Profile sizes a run.
+type Profile struct {
+	Name         string        `json:"name"`
+	BurstReps    int           `json:"burst_reps"`     // product, store and gateway
+	ContBursts   int           `json:"contender_reps"` // every other contender
+	BurstSize    int           `json:"burst_size"`
+	Clients      []int         `json:"clients"`
+	Reps         int           `json:"reps"`
+	Cell         time.Duration `json:"cell"`
+	SoldOutReps  int           `json:"sold_out_reps"`
+	E2ERequests  int           `json:"e2e_requests"`
+	ColdStarts   int           `json:"cold_starts"`
+	Holds        int           `json:"holds"`
+	OverheadReps int           `json:"overhead_blocks"`
+}
+
+var (
+	quickProfile = Profile{Name: "quick", BurstReps: 8, ContBursts: 3, BurstSize: 130, Clients: []int{8, 32, 128}, Reps: 1,
+		Cell: 400 * time.Millisecond, SoldOutReps: 2, E2ERequests: 150, ColdStarts: 2, Holds: 100, OverheadReps: 4}
+	fullProfile = Profile{Name: "full", BurstReps: 100, ContBursts: 20, BurstSize: 130, Clients: []int{8, 32, 128}, Reps: 3,
+		Cell: 2 * time.Second, SoldOutReps: 5, E2ERequests: 1000, ColdStarts: 10, Holds: 500, OverheadReps: 20}
+)
+
+// Results is everything one run measured; results.json is this.
+type Results struct {
+	Started   time.Time         `json:"started"`
+	Seconds   float64           `json:"seconds"`
+	Profile   Profile           `json:"profile"`
+	Conns     int               `json:"pool_connections"`
+	Machine   Machine           `json:"machine"`
+	Notes     []string          `json:"notes"`
+	Bursts    []Burst           `json:"bursts"`
+	Cells     []Cell            `json:"throughput"`
+	SoldOut   []Cell            `json:"sold_out"`
+	E2E       []E2E             `json:"end_to_end"`
+	Functions []Function        `json:"functions"`
+	Overhead  *Overhead         `json:"gateway_overhead,omitempty"`
+	Payments  *Payments         `json:"payments,omitempty"`
+	Targets   []Target          `json:"targets"`
+	Errors    map[string]string `json:"errors,omitempty"`
+}
+
+func main() {
+	quick := flag.Bool("quick", false, "the short profile (under 2 minutes)")
+	out := flag.String("out", "infra/bench/results", "where BENCHMARKS.md, results.json and the charts go")
+	conns := flag.Int("conns", 16, "connections per pool (the server's max_connections is shared)")
+	reps := flag.Int("reps", 0, "override the profile's repetitions of each throughput cell")
+	cell := flag.Duration("cell", 0, "override the profile's duration of a throughput cell")
+	pick := flag.String("contenders", "", "comma-separated contender names to keep (default all)")
+	only := flag.String("only", "", "comma-separated scenarios to run (burst,throughput,soldout,e2e,cold,payments); default all")
+	flag.Parse()
+	prof := fullProfile
+	if *quick {
+		prof = quickProfile
+	}
+	if *reps > 0 {
+		prof.Reps = *reps
+	}
+	if *cell > 0 {
+		prof.Cell = *cell
+	}
+	want := func(s string) bool { return *only == "" || strings.Contains(","+*only+",", ","+s+",") }
+	ctx := context.Background()
+	dsn := os.Getenv("MYSQL_DSN")
+	if dsn == "" {
+		dsn = "root@tcp(127.0.0.1:3306)/"
+	}
+
+	res := &Results{Started: time.Now(), Profile: prof, Errors: map[string]string{}}
+	res.Machine = machine(ctx, dsn)
+	res.Conns = *conns
+	fail := func(scenario string, err error) {
+		fmt.Fprintf(os.Stderr, "bench: %s: %v\n", scenario, err)
+		res.Errors[scenario] = err.Error()
+	}
+	logf := func(format string, args ...any) {
+		fmt.Fprintf(os.Stderr, "bench: %6.1fs "+format+"\n", append([]any{time.Since(res.Started).Seconds()}, args...)...)
+	}
+
+	rdb := redis.NewClient(&redis.Options{Addr: envOr("REDIS_ADDR", "127.0.0.1:6379"), PoolSize: 160})
+	defer rdb.Close()
+	if err := rdb.Ping(ctx).Err(); err != nil {
+		fail("redis", err)
+		rdb = nil
+	}
+	nc, err := nats.Connect(envOr("NATS_URL", nats.DefaultURL))
+	if err != nil {
+		fail("nats", err)
+	} else {
+		defer nc.Close()
+	}
+	etcdCli, stopEtcd, err := startEtcd(ctx)
+	if err != nil {
+		fail("etcd", err)
+		res.Notes = append(res.Notes, "etcd could not be started ("+err.Error()+"): the etcd contender is missing from this run.")
+	} else {
+		defer stopEtcd()
+		res.Machine.Etcd = etcdVersion()
+	}
+
+	binDir, err := os.MkdirTemp("", "salon-bench-bin-")
+	if err != nil {
+		fail("build", err)
+		return
+	}
+	defer os.RemoveAll(binDir)
+	logf("building the function binaries")
+	if err := buildFunctions(ctx, binDir); err != nil {
+		fail("build", err)
+		binDir = ""
+	}
+
+	// contenders builds the line-up on a fixture.
+	run := time.Now().UnixNano()
+	contenders := func(f *fixture) (list []contender, closeAll func()) {
+		t := tables{db: f.raw}
+		p := &product{store: f.store, next: &f.next, base: f.base}
+		list = []contender{p, &productMulti{product: *p, raw: f.raw}, lockFree{t}, forUpdate{t}, versionCAS{t, 0}, versionCAS{t, 1000}}
+		var closers []func()
+		if rdb != nil {
+			list = append(list, redisLock{t, rdb, fmt.Sprintf("bench:%d:lock:", run)}, redisCounter{t, rdb, fmt.Sprintf("bench:%d:seats:", run)})
+		}
+		if etcdCli != nil {
+			e := &etcdLock{tables: t, cli: etcdCli, prefix: fmt.Sprintf("/bench/%d/lock/", run), sess: map[int]*concurrency.Session{}}
+			list = append(list, e)
+			closers = append(closers, e.close)
+		}
+		if nc != nil {
+			q, err := newQueue(t, nc, fmt.Sprintf("bench.%d.%s", run, f.name))
+			if err != nil {
+				fail("queue", err)
+			} else {
+				list = append(list, q)
+				closers = append(closers, func() { q.sub.Unsubscribe() })
+			}
+		}
+		list = append(list, bare{t})
+		if *pick != "" {
+			var kept []contender
+			for _, c := range list {
+				if strings.Contains(","+*pick+",", ","+c.Name()+",") {
+					kept = append(kept, c)
+				}
+			}
+			list = kept
+		}
+		return list, func() {
+			for _, c := range closers {
+				c()
+			}
+		}
+	}
+
+	if want("burst") {
+		logf("launch burst: %d x %d reserves on the last seat", prof.BurstReps, prof.BurstSize)
+		if err := func() error {
+			f, err := newFixture(ctx, dsn, *conns)
+			if err != nil {
+				return err
+			}
+			defer f.close()
+			list, closeAll := contenders(f)
+			defer closeAll()
+			var gw *platform
+			if binDir != "" {
+				if gw, err = newPlatform(binDir, f.dsn, "reserve"); err != nil {
+					return err
+				}
+				defer gw.close()
+				list = append([]contender{&gatewayContender{product: *list[0].(*product), p: gw}}, list...)
+			}
+			for rep := range prof.BurstReps {
+				for _, c := range rotate(list, rep) {
+					switch c.(type) {
+					case *product, *gatewayContender:
+					default:
+						if rep >= prof.ContBursts {
+							continue
+						}
+						if _, ok := c.(bare); ok {
+							continue // the floor writes no booking: not a reservation
+						}
+					}
+					res.Bursts = append(res.Bursts, burst(ctx, c, prof.BurstSize, rep))
+				}
+			}
+			return nil
+		}(); err != nil {
+			fail("burst", err)
+		}
+	}
+
+	if want("throughput") {
+		for _, sc := range []struct {
+			name  string
+			slots int
+		}{{"hot slot", 1}, {"1000 slots", 1000}} {
+			logf("throughput: %s", sc.name)
+			if err := func() error {
+				f, err := newFixture(ctx, dsn, *conns)
+				if err != nil {
+					return err
+				}
+				defer f.close()
+				list, closeAll := contenders(f)
+				defer closeAll()
+				slots := map[string][]int64{}
+				for _, c := range list {
+					if slots[c.Name()], err = c.Slots(ctx, sc.slots, 1<<30); err != nil {
+						return fmt.Errorf("%s: slots: %w", c.Name(), err)
+					}
+				}
+				for _, clients := range prof.Clients {
+					for rep := range prof.Reps {
+						for _, c := range rotate(list, rep+clients) {
+							res.Cells = append(res.Cells, throughput(ctx, c, sc.name, slots[c.Name()], clients, prof.Cell, rep))
+						}
+					}
+				}
+				return nil
+			}(); err != nil {
+				fail("throughput "+sc.name, err)
+			}
+		}
+	}
+
+	if want("soldout") {
+		logf("sold-out path")
+		if err := soldOutRun(ctx, dsn, *conns, prof, res); err != nil {
+			fail("soldout", err)
+		}
+	}
+
+	if want("e2e") && binDir != "" {
+		logf("end to end through the gateway")
+		if err := e2eRun(ctx, dsn, binDir, prof, res); err != nil {
+			fail("e2e", err)
+		}
+	}
+
+	if want("cold") && binDir != "" {
+		logf("cold starts")
+		if err := func() error {
+			f, err := newFixture(ctx, dsn, 4)
+			if err != nil {
+				return err
+			}
+			defer f.close()
+			fns, err := coldStart(ctx, binDir, f.dsn, prof.ColdStarts)
+			for _, fn := range fns {
+				merged := false
+				for i := range res.Functions {
+					if res.Functions[i].Name == fn.Name {
+						res.Functions[i].SizeBytes, res.Functions[i].ColdStartMS = fn.SizeBytes, fn.ColdStartMS
+						if fn.PeakRSSKB > res.Functions[i].PeakRSSKB {
+							res.Functions[i].PeakRSSKB, res.Functions[i].PeakAfter = fn.PeakRSSKB, fn.PeakAfter
+						}
+						merged = true
+					}
+				}
+				if !merged {
+					res.Functions = append(res.Functions, fn)
+				}
+			}
+			return err
+		}(); err != nil {
+			fail("cold", err)
+		}
+	}
+
+	if want("payments") {
+		logf("release run and payment notifications")
+		if err := func() error {
+			f, err := newFixture(ctx, dsn, 16)
+			if err != nil {
+				return err
+			}
+			defer f.close()
+			p, err := payments(ctx, f, prof.Holds, 8)
+			res.Payments = &p
+			return err
+		}(); err != nil {
+			fail("payments", err)
+		}
+	}
+
+	res.Seconds = time.Since(res.Started).Seconds()
+	res.Machine.LoadAfter = loadavg()
+	res.Targets = targets(res)
+	if err := write(*out, res); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+	logf("wrote %s", *out)
+	for _, t := range res.Targets {
+		fmt.Printf("%-60s %-14s %s\n", t.Name, t.Measured, t.Verdict)
+	}
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}
+
+// soldOutRun compares one reserve on a full slot with one bare conditional
+// UPDATE on a full slot (0 rows), both on the product's tables, interleaved.
+func soldOutRun(ctx context.Context, dsn string, conns int, prof Profile, res *Results) error {
+	f, err := newFixture(ctx, dsn, conns)
+	if err != nil {
+		return err
+	}
+	defer f.close()
+	p := &product{store: f.store, next: &f.next, base: f.base}
+	full, err := p.Slots(ctx, 1, 1)
+	if err != nil {
+		return err
+	}
+	if o, err := p.Reserve(ctx, 0, full[0], customer()); err != nil || o != taken {
+		return fmt.Errorf("fill the slot: %v %v", o, err)
+	}
+	list := []contender{p, &bareProduct{store: f.store}}
+	for _, clients := range []int{1, 8} {
+		for rep := range prof.SoldOutReps {
+			for _, c := range rotate(list, rep) {
+				res.SoldOut = append(res.SoldOut, throughput(ctx, c, "sold out", full, clients, prof.Cell/2, rep))
+			}
+		}
+	}
+	return nil
+}
+
+// bareProduct is the seat-taking statement alone on the product's own table.
+type bareProduct struct{ store *mysql.DB }
+
+func (*bareProduct) Name() string  { return "bare conditional UPDATE (floor)" }
+func (*bareProduct) Correct() bool { return true }
+func (*bareProduct) Slots(context.Context, int, int) ([]int64, error) {
+	return nil, fmt.Errorf("not used")
+}
+func (b *bareProduct) Reserve(ctx context.Context, _ int, slot int64, _ string) (outcome, error) {
+	r, err := b.store.SQL().ExecContext(ctx, `UPDATE t_slot SET booked = booked + 1 WHERE slot_id = ? AND booked < capacity`, slot)
+	if err != nil {
+		return 0, err
+	}
+	if n, _ := r.RowsAffected(); n == 0 {
+		return soldOut, nil
+	}
+	return taken, nil
+}
+func (b *bareProduct) Count(ctx context.Context, slots []int64) (int, int, error) {
+	return (&product{store: b.store}).Count(ctx, slots)
+}
+
+// e2eRun drives GET /slots, POST /bookings and POST /bookings/{id}/cancel through
+// the local gateway and the function binaries, then the gateway overhead.
+func e2eRun(ctx context.Context, dsn, binDir string, prof Profile, res *Results) error {
+	f, err := newFixture(ctx, dsn, 16)
+	if err != nil {
+		return err
+	}
+	defer f.close()
+	p, err := newPlatform(binDir, f.dsn, "slots", "reserve", "cancel")
+	if err != nil {
+		return err
+	}
+	defer p.close()
+
+	// A listed day like the salon's: 10:00-21:00, 90-minute slots, three days out.
+	loc := shopTZ()
+	day := f.base.In(loc).AddDate(0, 0, 3)
+	date := day.Format("2006-01-02")
+	var listed []mysql.NewSlot
+	for h := 10 * 60; h+90 <= 21*60; h += 90 {
+		s := time.Date(day.Year(), day.Month(), day.Day(), 0, h, 0, 0, loc)
+		listed = append(listed, mysql.NewSlot{StartAt: s, EndAt: s.Add(90 * time.Minute), Capacity: 3, PriceFen: 5000})
+	}
+	if _, _, err := f.store.CreateSlots(ctx, listed); err != nil {
+		return err
+	}
+	spread, err := productSlots(ctx, f.store, &f.next, f.base, 1000, 1<<20, 0)
+	if err != nil {
+		return err
+	}
+	total := 0
+	for _, c := range []int{1, 16, 64} {
+		_ = c
+		total += prof.E2ERequests
+	}
+	// Bookings to cancel, each its customer's, made through the store.
+	type held struct {
+		id    int64
+		token string
+	}
+	toCancel := make([]held, total)
+	for i := range toCancel {
+		who := customer()
+		b, _, err := f.store.Reserve(ctx, mysql.ReserveRequest{OpenID: who, SlotID: spread[i%len(spread)]})
+		if err != nil {
+			return err
+		}
+		toCancel[i] = held{b.ID, p.token(who)}
+	}
+	cancelled := 0
+	for _, clients := range []int{1, 16, 64} {
+		n := prof.E2ERequests
+		eps := []string{"GET /slots", "POST /bookings", "POST /bookings/{id}/cancel"}
+		for _, ep := range rotate(eps, clients) {
+			var e E2E
+			switch ep {
+			case "GET /slots":
+				e = load(ctx, ep, clients, n, func(int) (int, error) {
+					st, b, err := p.call(ctx, http.MethodGet, "/slots?date="+date, "", nil)
+					return expect(st, b, err, http.StatusOK)
+				})
+			case "POST /bookings":
+				e = load(ctx, ep, clients, n, func(i int) (int, error) {
+					st, b, err := p.call(ctx, http.MethodPost, "/bookings", p.token(customer()), map[string]int64{"slotId": spread[i%len(spread)]})
+					return expect(st, b, err, http.StatusCreated)
+				})
+			default:
+				base := cancelled
+				cancelled += n
+				e = load(ctx, ep, clients, n, func(i int) (int, error) {
+					h := toCancel[base+i]
+					st, b, err := p.call(ctx, http.MethodPost, fmt.Sprintf("/bookings/%d/cancel", h.id), h.token, nil)
+					return expect(st, b, err, http.StatusOK)
+				})
+			}
+			res.E2E = append(res.E2E, e)
+		}
+	}
+	for _, fn := range []string{"slots", "reserve", "cancel"} {
+		res.Functions = append(res.Functions, Function{Name: fn, PeakRSSKB: peakKB(p.log.of(fn)), PeakAfter: "end-to-end load"})
+	}
+	o, err := gatewayOverhead(ctx, p, f.dsn, date, prof.OverheadReps, 50)
+	if err != nil {
+		return err
+	}
+	res.Overhead = &o
+	return nil
+}
+
+// startEtcd runs Debian's etcd on a temporary directory and loopback ports.
+func startEtcd(ctx context.Context) (*clientv3.Client, func(), error) {
+	bin, err := exec.LookPath("etcd")
+	if err != nil {
+		return nil, nil, fmt.Errorf("no etcd binary (apt-get install etcd-server): %w", err)
+	}
+	dir, err := os.MkdirTemp("", "salon-bench-etcd-")
+	if err != nil {
+		return nil, nil, err
+	}
+	client, peer := "http://127.0.0.1:23790", "http://127.0.0.1:23800"
+	cmd := exec.Command(bin, "--name", "bench", "--data-dir", filepath.Join(dir, "data"),
+		"--listen-client-urls", client, "--advertise-client-urls", client,
+		"--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
+		"--initial-cluster", "bench="+peer, "--log-level", "error")
+	logf, _ := os.Create(filepath.Join(dir, "etcd.log"))
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		os.RemoveAll(dir)
+		return nil, nil, err
+	}
+	stop := func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		os.RemoveAll(dir)
+	}
+	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{client}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		stop()
+		return nil, nil, err
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		c, cancel := context.WithTimeout(ctx, time.Second)
+		_, err = cli.Put(c, "/bench/ready", "1")
+		cancel()
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			cli.Close()
+			stop()
+			return nil, nil, fmt.Errorf("etcd did not answer: %w", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return cli, func() { cli.Close(); stop() }, nil
+}
+
+func etcdVersion() string {
+	out, err := exec.Command("etcd", "--version").Output()
+	if err != nil {
+		return "?"
+	}
+	line, _, _ := strings.Cut(string(out), "\n")
+	return strings.TrimSpace(line)
+}
+
+// Machine is what every figure states.
+type Machine struct {
+	CPU          string `json:"cpu"`
+	Cores        int    `json:"cores"`
+	GoVersion    string `json:"go"`
+	MariaDB      string `json:"mariadb"`
+	FlushLog     string `json:"innodb_flush_log_at_trx_commit"`
+	SyncBinlog   string `json:"sync_binlog"`
+	LogBin       string `json:"log_bin"`
+	Connections  string `json:"threads_connected_at_start"`
+	LoadBefore   string `json:"loadavg_before"`
+	LoadAfter    string `json:"loadavg_after"`
+	Etcd         string `json:"etcd,omitempty"`
+	OtherClients string `json:"other_clients_at_start"`
+}
+
+func (m Machine) Line() string {
+	return fmt.Sprintf("%s, %d cores; %s, innodb_flush_log_at_trx_commit=%s, sync_binlog=%s, log_bin=%s",
+		m.CPU, m.Cores, m.MariaDB, m.FlushLog, m.SyncBinlog, m.LogBin)
+}
+
+func machine(ctx context.Context, dsn string) Machine {
+	m := Machine{Cores: runtime.NumCPU(), GoVersion: runtime.Version(), LoadBefore: loadavg()}
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for line := range strings.SplitSeq(string(b), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				m.CPU = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	db, err := mysql.Open(dsn, mysql.Options{MaxOpenConns: 1})
+	if err != nil {
+		return m
+	}
+	defer db.Close()
+	db.SQL().QueryRowContext(ctx, `SELECT @@version, @@innodb_flush_log_at_trx_commit, @@sync_binlog, IF(@@log_bin, 'ON', 'OFF')`).
+		Scan(&m.MariaDB, &m.FlushLog, &m.SyncBinlog, &m.LogBin)
+	var name string
+	db.SQL().QueryRowContext(ctx, `SHOW STATUS LIKE 'Threads_connected'`).Scan(&name, &m.Connections)
+	db.SQL().QueryRowContext(ctx, `SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME LIKE 'salon\_t\_%'`).Scan(&m.OtherClients)
+	m.MariaDB = "MariaDB " + m.MariaDB
+	return m
+}
+
+func loadavg() string {
+	b, _ := os.ReadFile("/proc/loadavg")
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+var _ = json.Marshal

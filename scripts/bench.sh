@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# The benchmarks of issue 7: the product's reserve against the designs it
+# rejected, the launch burst, the gateway end to end, cold starts, the release run.
+# Writes infra/bench/results/BENCHMARKS.md, results.json and SVG charts.
+#
+#   scripts/bench.sh          # the full profile (about 10-15 minutes)
+#   scripts/bench.sh -quick   # under 2 minutes
+#
+# Needs MariaDB/MySQL at MYSQL_DSN (started like scripts/test.sh does when it is
+# local), Redis at REDIS_ADDR (127.0.0.1:6379), NATS at NATS_URL
+# (nats://127.0.0.1:4222) and the etcd binary (Debian: etcd-server); the tool
+# starts its own etcd on loopback ports 23790/23800. Extra arguments go to the tool.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+# shellcheck source=scripts/lib/mysql.sh
+. scripts/lib/mysql.sh
+ensure_mysql
+exec go run ./infra/bench "$@"
