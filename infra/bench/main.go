@@ -151,7 +151,7 @@ func main() {
 	contenders := func(f *fixture) (list []contender, closeAll func()) {
 		t := tables{db: f.raw}
 		p := &product{store: f.store, next: &f.next, base: f.base}
-		list = []contender{p, &productMulti{product: *p, raw: f.raw}, lockFree{t}, forUpdate{t}, versionCAS{t, 0}, versionCAS{t, 1000}}
+		list = []contender{p, &productBefore{product: *p}, lockFree{t}, forUpdate{t}, versionCAS{t, 0}, versionCAS{t, 1000}}
 		var closers []func()
 		if rdb != nil {
 			list = append(list, redisLock{t, rdb, fmt.Sprintf("bench:%d:lock:", run)}, redisCounter{t, rdb, fmt.Sprintf("bench:%d:seats:", run)})

@@ -3,8 +3,11 @@ package mysql
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"time"
+
+	drv "github.com/go-sql-driver/mysql"
 
 	"salon/shared/booking"
 )
@@ -179,6 +182,42 @@ func (db *DB) activeExists(ctx context.Context, req ReserveRequest) (*booking.Bo
 	return nil, false, booking.Errorf(booking.EACTIVEBOOKINGEXISTS, "customer holds an unfinished booking")
 }
 
+// reserveSQL is the whole write of a reservation, sent as one multi-statement
+// round trip inside a transaction the caller commits or rolls back: three round
+// trips per seat (the pre-read, this, COMMIT) instead of seven (BEGIN and four
+// statements apart). The slot row's lock is held from the last statement to the
+// commit either way; what the saved round trips buy is latency (four network
+// round trips fewer between SCF and TencentDB) and CPU per seat. infra/bench
+// measures it against the seven-round-trip version (product-before).
+//
+// The booking and its audit record lock only their own new rows. The slot row,
+// the one thing every request for the last seat contends for, is taken LAST, by
+// one conditional UPDATE. Reading booked and writing booked+1 in two steps is what
+// sold the last seat six times: here the database re-checks the condition on the
+// locked row, so of any number of concurrent requests exactly as many succeed as
+// there are seats. It is never retried: 0 rows means the seat went to someone
+// else, and the caller rolls the booking back.
+//
+// The order number is derived from the new id in SQL (booking.OutTradeNo's
+// format: BK and at least twelve digits), so it needs no second round trip.
+const reserveSQL = `START TRANSACTION;
+INSERT INTO t_booking (slot_id, openid, status, amount_fen, idem_key, lock_expire, created_at, updated_at)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?);
+SET @salon_book_id = LAST_INSERT_ID();
+UPDATE t_booking SET out_trade_no = CONCAT('BK', LPAD(@salon_book_id, GREATEST(12, LENGTH(@salon_book_id)), '0'))
+	WHERE book_id = @salon_book_id;
+INSERT INTO t_audit (book_id, slot_id, event, from_status, to_status, actor, reason, created_at)
+	VALUES (@salon_book_id, ?, ?, NULL, ?, 'customer', ?, UTC_TIMESTAMP(6));
+UPDATE t_slot SET booked = booked + 1
+	WHERE slot_id = ? AND booked < capacity AND is_open = 1 AND start_at > UTC_TIMESTAMP(6)`
+
+// Positions of reserveSQL's statements in the driver's per-statement results.
+const (
+	reserveInsertStmt = 1
+	reserveSlotStmt   = 5
+	reserveStmts      = 6
+)
+
 func (db *DB) reserveTx(ctx context.Context, req ReserveRequest, slot *booking.Slot, now time.Time) (*booking.Booking, error) {
 	status := booking.StatusPending
 	event := "hold"
@@ -188,62 +227,78 @@ func (db *DB) reserveTx(ctx context.Context, req ReserveRequest, slot *booking.S
 		event = "free slot"
 	}
 	lockExpire := now.Add(db.LockTTL)
-
-	tx, err := db.begin(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer tx.Rollback()
-
 	var idem any
 	if req.IdemKey != "" {
 		idem = req.IdemKey
 	}
-	res, err := tx.ExecContext(ctx, `
-		INSERT INTO t_booking (slot_id, openid, status, amount_fen, idem_key, lock_expire, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-		slot.ID, req.OpenID, status, slot.PriceFen, idem, lockExpire, now, now)
+	args := []driver.NamedValue{
+		{Ordinal: 1, Value: slot.ID}, {Ordinal: 2, Value: req.OpenID}, {Ordinal: 3, Value: int64(status)},
+		{Ordinal: 4, Value: slot.PriceFen}, {Ordinal: 5, Value: idem}, {Ordinal: 6, Value: lockExpire},
+		{Ordinal: 7, Value: now}, {Ordinal: 8, Value: now},
+		{Ordinal: 9, Value: slot.ID}, {Ordinal: 10, Value: booking.EventReserve}, {Ordinal: 11, Value: int64(status)},
+		{Ordinal: 12, Value: event},
+		{Ordinal: 13, Value: slot.ID},
+	}
+
+	conn, err := db.db.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var id int64
+	taken := false
+	// database/sql cannot see the per-statement results of a multi-statement, so
+	// the transaction is driven on the driver connection itself. It never goes
+	// back to the pool inside a transaction: every path ends in COMMIT or
+	// ROLLBACK, and a connection where neither is certain is discarded
+	// (ErrBadConn), which makes the server roll back.
+	err = conn.Raw(func(dc any) error {
+		ex, ok := dc.(driver.ExecerContext)
+		if !ok {
+			return errors.New("mysql: driver connection cannot execute")
+		}
+		rollback := func(cause error) error {
+			if _, err := ex.ExecContext(context.WithoutCancel(ctx), "ROLLBACK", nil); err != nil {
+				return errors.Join(cause, driver.ErrBadConn)
+			}
+			return cause
+		}
+		res, err := ex.ExecContext(ctx, reserveSQL, args)
+		if err != nil {
+			return rollback(err)
+		}
+		mr, ok := res.(drv.Result)
+		if !ok {
+			return rollback(errors.New("mysql: no per-statement results"))
+		}
+		ids, rows := mr.AllLastInsertIds(), mr.AllRowsAffected()
+		if len(ids) != reserveStmts || len(rows) != reserveStmts {
+			return rollback(errors.New("mysql: reserve: unexpected statement results"))
+		}
+		id = ids[reserveInsertStmt]
+		if rows[reserveSlotStmt] == 0 {
+			return rollback(nil)
+		}
+		if _, err := ex.ExecContext(ctx, "COMMIT", nil); err != nil {
+			// Whether the commit happened is unknown; the connection is dropped.
+			return errors.Join(err, driver.ErrBadConn)
+		}
+		taken = true
+		return nil
+	})
+	// Back to the pool before any further query: whyNotTaken needs a connection,
+	// and holding this one meanwhile can starve a small pool into deadlock.
+	conn.Close()
 	if k := dupKey(err); k != "" {
 		return nil, booking.Errorf(booking.EACTIVEBOOKINGEXISTS, "insert: duplicate %s", k)
 	} else if err != nil {
 		return nil, err
 	}
-	id, err := res.LastInsertId()
-	if err != nil {
-		return nil, err
-	}
-	outTradeNo := booking.OutTradeNo(id)
-	if _, err := tx.ExecContext(ctx, `UPDATE t_booking SET out_trade_no = ? WHERE book_id = ?`, outTradeNo, id); err != nil {
-		return nil, err
-	}
-	if err := insertAudit(ctx, tx, booking.AuditRecord{
-		BookingID: id, SlotID: slot.ID, Event: booking.EventReserve,
-		FromStatus: -1, ToStatus: int(status), Actor: "customer", Reason: event,
-	}); err != nil {
-		return nil, err
-	}
-
-	// The seat is taken by this one statement or not at all. Reading booked and
-	// writing booked+1 in two steps is what sold the last seat six times: here the
-	// database re-checks the condition on the locked row, so of any number of
-	// concurrent requests exactly as many succeed as there are seats. It is never
-	// retried: 0 rows means the seat went to someone else.
-	res, err = tx.ExecContext(ctx, `
-		UPDATE t_slot SET booked = booked + 1
-		WHERE slot_id = ? AND booked < capacity AND is_open = 1 AND start_at > UTC_TIMESTAMP(6)`, slot.ID)
-	if err != nil {
-		return nil, err
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		tx.Rollback()
+	if !taken {
 		return nil, db.whyNotTaken(ctx, slot.ID)
-	}
-	if err := tx.Commit(); err != nil {
-		return nil, err
 	}
 	return &booking.Booking{
 		ID: id, SlotID: slot.ID, OpenID: req.OpenID, Status: status, AmountFen: slot.PriceFen,
-		OutTradeNo: outTradeNo, IdemKey: req.IdemKey, LockExpire: lockExpire,
+		OutTradeNo: booking.OutTradeNo(id), IdemKey: req.IdemKey, LockExpire: lockExpire,
 		CreatedAt: now, UpdatedAt: now, StartAt: slot.StartAt, EndAt: slot.EndAt,
 	}, nil
 }
