@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"salon/infra/testkit"
 	"strings"
 	"sync"
 	"testing"
@@ -93,23 +94,7 @@ func buildFunctions(dir string) error {
 	return os.Remove(flat)
 }
 
-// syncBuffer collects the log lines of every process and the gateway.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+type syncBuffer = testkit.SyncBuffer
 
 // runRecorder passes invocations to the host and reports each timer run's result,
 // so a test waits for the run it caused instead of sleeping.

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"salon/infra/testkit"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -40,23 +41,7 @@ const (
 	clsTopic     = "topic-stress"
 )
 
-// syncBuffer collects log output written from many goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+type syncBuffer = testkit.SyncBuffer
 
 // invoker runs the functions' routers in this process the way scfhost runs their
 // binaries. Each function has a few warm "instances" (an Env each, so each has its

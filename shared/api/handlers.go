@@ -36,11 +36,7 @@ func SlotsRouter(e *Env) *apigw.Router {
 		return apigw.JSON(http.StatusOK, map[string]string{"status": "ok"}), nil
 	})
 	rt.Handle(http.MethodGet, "/slots", e.handler(func(ctx context.Context, d *Deps, r *apigw.Request) (*apigw.Response, error) {
-		date, err := oneQuery(r, "date")
-		if err != nil {
-			return nil, err
-		}
-		from, to, err := booking.DayBounds(date, d.Cfg.ShopTZ)
+		date, from, to, err := dayQuery(r, d.Cfg.ShopTZ)
 		if err != nil {
 			return nil, err
 		}
@@ -51,6 +47,16 @@ func SlotsRouter(e *Env) *apigw.Router {
 		return apigw.JSON(http.StatusOK, map[string]any{"date": date, "slots": toSlotsJSON(slots, d.Cfg.ShopTZ)}), nil
 	}))
 	return rt
+}
+
+// dayQuery reads the required ?date=YYYY-MM-DD and returns it with the bounds of
+// that shop day: a slot is listed under the day it starts.
+func dayQuery(r *apigw.Request, loc *time.Location) (date string, from, to time.Time, err error) {
+	if date, err = oneQuery(r, "date"); err != nil {
+		return "", from, to, err
+	}
+	from, to, err = booking.DayBounds(date, loc)
+	return date, from, to, err
 }
 
 // oneQuery returns the single value of a required query parameter; a repeated
@@ -239,19 +245,10 @@ func AdminRouter(e *Env) *apigw.Router {
 		if err != nil {
 			return nil, err
 		}
-		now, err := d.Store.Now(ctx)
-		if err != nil {
-			return nil, err
-		}
-		bookable := s.Open && s.Booked < s.Capacity && s.StartAt.After(now) && !s.StartAt.After(now.AddDate(0, 0, d.Cfg.BookingWindowDays))
-		return apigw.JSON(http.StatusOK, toSlotJSON(s, bookable, d.Cfg.ShopTZ, true)), nil
+		return apigw.JSON(http.StatusOK, toSlotJSON(&s.Slot, s.Bookable, d.Cfg.ShopTZ, true)), nil
 	}))
 	rt.Handle(http.MethodGet, "/admin/bookings", admin(func(ctx context.Context, d *Deps, r *apigw.Request) (*apigw.Response, error) {
-		date, err := oneQuery(r, "date")
-		if err != nil {
-			return nil, err
-		}
-		from, to, err := booking.DayBounds(date, d.Cfg.ShopTZ)
+		date, from, to, err := dayQuery(r, d.Cfg.ShopTZ)
 		if err != nil {
 			return nil, err
 		}

@@ -10,8 +10,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"salon/infra/testkit"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -33,23 +33,7 @@ const (
 	testAdmin     = "admin-token-0123456789"
 )
 
-// syncBuffer collects log output written from many goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+type syncBuffer = testkit.SyncBuffer
 
 // inProcess invokes the functions' routers in this process, the way scfhost
 // invokes their binaries: the gateway event in, the integrated response out.

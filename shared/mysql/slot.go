@@ -17,6 +17,12 @@ type SlotView struct {
 
 const slotColumns = `slot_id, start_at, end_at, capacity, booked, price_fen, is_open`
 
+// bookableExpr is the one definition of "bookable now" (open, a free seat, starts
+// between now and the booking window, by the database's clock); its parameter is
+// the window in days.
+const bookableExpr = `is_open = 1 AND booked < capacity AND start_at > UTC_TIMESTAMP(6)
+	AND start_at <= UTC_TIMESTAMP(6) + INTERVAL ? DAY`
+
 func scanSlot(row interface{ Scan(...any) error }, extra ...any) (*booking.Slot, error) {
 	var s booking.Slot
 	dest := append([]any{&s.ID, &s.StartAt, &s.EndAt, &s.Capacity, &s.Booked, &s.PriceFen, &s.Open}, extra...)
@@ -30,9 +36,7 @@ func scanSlot(row interface{ Scan(...any) error }, extra ...any) (*booking.Slot,
 // whether it is bookable right now by the database's clock.
 func (db *DB) ListSlots(ctx context.Context, from, to time.Time) ([]SlotView, error) {
 	rows, err := db.db.QueryContext(ctx, `
-		SELECT `+slotColumns+`,
-		       is_open = 1 AND booked < capacity AND start_at > UTC_TIMESTAMP(6)
-		       AND start_at <= UTC_TIMESTAMP(6) + INTERVAL ? DAY
+		SELECT `+slotColumns+`, `+bookableExpr+`
 		FROM t_slot WHERE start_at >= ? AND start_at < ? ORDER BY start_at`,
 		db.WindowDays, from.UTC(), to.UTC())
 	if err != nil {
@@ -105,7 +109,7 @@ type SlotUpdate struct {
 // UpdateSlot applies u. Capacity is never lowered below what is booked: the
 // condition is part of the UPDATE, so a reservation racing the change cannot slip
 // between a check and the write.
-func (db *DB) UpdateSlot(ctx context.Context, id int64, u SlotUpdate) (*booking.Slot, error) {
+func (db *DB) UpdateSlot(ctx context.Context, id int64, u SlotUpdate) (*SlotView, error) {
 	if u.Capacity != nil {
 		res, err := db.db.ExecContext(ctx, `
 			UPDATE t_slot SET capacity = ?, updated_at = UTC_TIMESTAMP(6)
@@ -128,5 +132,19 @@ func (db *DB) UpdateSlot(ctx context.Context, id int64, u SlotUpdate) (*booking.
 			return nil, err
 		}
 	}
-	return db.FindSlot(ctx, id)
+	return db.findSlotView(ctx, id)
+}
+
+// findSlotView returns one slot with whether it is bookable now.
+func (db *DB) findSlotView(ctx context.Context, id int64) (*SlotView, error) {
+	var v SlotView
+	s, err := scanSlot(db.db.QueryRowContext(ctx, `SELECT `+slotColumns+`, `+bookableExpr+` FROM t_slot WHERE slot_id = ?`,
+		db.WindowDays, id), &v.Bookable)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, booking.Errorf(booking.ENOTFOUND, "slot %d not found", id)
+	} else if err != nil {
+		return nil, err
+	}
+	v.Slot = *s
+	return &v, nil
 }

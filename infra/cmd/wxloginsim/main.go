@@ -15,18 +15,15 @@ import (
 	"context"
 	"errors"
 	"flag"
-	"fmt"
 	"log"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
-	"path/filepath"
-	"sort"
-	"strings"
 	"syscall"
 	"time"
 
+	"salon/infra/envfile"
 	"salon/shared/wxlogin/wxloginsim"
 )
 
@@ -54,7 +51,7 @@ func run() error {
 	go func() { served <- srv.Serve(ln) }()
 
 	env := map[string]string{"WX_APPID": *appID, "WX_APPSECRET": *secret, "WX_API_BASE": base}
-	if err := writeEnv(*envOut, env); err != nil {
+	if err := envfile.Write(*envOut, "wxloginsim", env); err != nil {
 		return err
 	}
 	log.Printf("wxloginsim: listening on %s (appid %s)", base, *appID)
@@ -77,35 +74,3 @@ func run() error {
 
 // writeEnv writes KEY='VALUE' lines, replacing the file atomically so a reader
 // never sees half of it.
-func writeEnv(path string, env map[string]string) error {
-	if path == "" {
-		return nil
-	}
-	keys := make([]string, 0, len(env))
-	for k := range env {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var b strings.Builder
-	b.WriteString("# written by wxloginsim; valid while that process runs\n")
-	for _, k := range keys {
-		fmt.Fprintf(&b, "%s='%s'\n", k, strings.ReplaceAll(env[k], `'`, `'\''`))
-	}
-	if path == "-" {
-		_, err := os.Stdout.WriteString(b.String())
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".wxloginsim-env-*")
-	if err != nil {
-		return fmt.Errorf("write env: %w", err)
-	}
-	defer os.Remove(tmp.Name()) // no-op after the rename
-	if _, err := tmp.WriteString(b.String()); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write env: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write env: %w", err)
-	}
-	return os.Rename(tmp.Name(), path)
-}

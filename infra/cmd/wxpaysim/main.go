@@ -14,16 +14,13 @@ package main
 import (
 	"context"
 	"flag"
-	"fmt"
 	"log"
 	"os"
 	"os/signal"
-	"path/filepath"
-	"sort"
-	"strings"
 	"syscall"
 	"time"
 
+	"salon/infra/envfile"
 	"salon/shared/wechatpay/wxpaysim"
 )
 
@@ -62,7 +59,7 @@ func run() error {
 	// The env file is written only once the port is bound, so a script that
 	// waits for the file can start functions right away.
 	env := sim.Env(merchantKey, serial, base, *notifyURL, *refundNotifyURL)
-	if err := writeEnv(*envOut, env); err != nil {
+	if err := envfile.Write(*envOut, "wxpaysim", env); err != nil {
 		return err
 	}
 	log.Printf("wxpaysim: listening on %s (appid %s, mchid %s, public key id %s)", base, *appID, *mchID, sim.PublicKeyID())
@@ -79,43 +76,3 @@ func run() error {
 // variable stays on one line (ConfigFromEnv turns them back); single quotes keep
 // the shell from interpreting anything. The file holds a private key, so it is
 // created 0600 and replaced atomically.
-func writeEnv(path string, env map[string]string) error {
-	if path == "" {
-		return nil
-	}
-	keys := make([]string, 0, len(env))
-	for k := range env {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var b strings.Builder
-	b.WriteString("# written by wxpaysim; valid while that process runs\n")
-	for _, k := range keys {
-		v := strings.ReplaceAll(strings.TrimRight(env[k], "\n"), "\n", `\n`)
-		fmt.Fprintf(&b, "%s='%s'\n", k, strings.ReplaceAll(v, `'`, `'\''`))
-	}
-	if path == "-" {
-		_, err := os.Stdout.WriteString(b.String())
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".wxpaysim-env-*")
-	if err != nil {
-		return fmt.Errorf("write env: %w", err)
-	}
-	defer os.Remove(tmp.Name()) // no-op after the rename
-	if _, err := tmp.WriteString(b.String()); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write env: %w", err)
-	}
-	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write env: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write env: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("write env: %w", err)
-	}
-	return nil
-}
