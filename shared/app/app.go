@@ -208,32 +208,36 @@ func (s *Service) closeOrder(ctx context.Context, b *booking.Booking) (*mysql.Pa
 	case "CLOSED":
 		return nil, nil
 	case "SUCCESS", "REFUND":
-		if why := s.mismatch(b, st.AppID, st.MchID, st.AmountTotal); why != "" {
+		if why := s.mismatch(b, st); why != "" {
 			return nil, booking.Errorf(booking.EINTERNAL, "booking %d: paid order does not match: %s", b.ID, why)
 		}
-		return &mysql.Payment{TransactionID: st.TransactionID, AmountFen: st.AmountTotal, PaidAt: paidAt(st.SuccessTime)}, nil
+		p := paymentOf(st)
+		return &p, nil
 	default:
 		// NOTPAY after a close, USERPAYING: the customer may be paying right now.
 		return nil, booking.Errorf(booking.EINVALIDSTATE, "booking %d: payment in progress (%s)", b.ID, st.TradeState)
 	}
 }
 
-func paidAt(t *time.Time) time.Time {
-	if t == nil {
-		return time.Now()
+// paymentOf is the payment a verified order state (a notification's or a signed
+// query's) records on its booking.
+func paymentOf(st *wechatpay.OrderState) mysql.Payment {
+	p := mysql.Payment{TransactionID: st.TransactionID, AmountFen: st.AmountTotal, PaidAt: time.Now()}
+	if st.SuccessTime != nil {
+		p.PaidAt = *st.SuccessTime
 	}
-	return *t
+	return p
 }
 
 // mismatch says why a verified payment cannot be for booking b, or "".
-func (s *Service) mismatch(b *booking.Booking, appID, mchID string, amount int64) string {
+func (s *Service) mismatch(b *booking.Booking, st *wechatpay.OrderState) string {
 	switch {
-	case appID != s.AppID:
-		return fmt.Sprintf("appid %q", appID)
-	case mchID != s.MchID:
-		return fmt.Sprintf("mchid %q", mchID)
-	case amount != b.AmountFen:
-		return fmt.Sprintf("amount %d, booking %d", amount, b.AmountFen)
+	case st.AppID != s.AppID:
+		return fmt.Sprintf("appid %q", st.AppID)
+	case st.MchID != s.MchID:
+		return fmt.Sprintf("mchid %q", st.MchID)
+	case st.AmountTotal != b.AmountFen:
+		return fmt.Sprintf("amount %d, booking %d", st.AmountTotal, b.AmountFen)
 	}
 	return ""
 }

@@ -45,7 +45,7 @@ func (s *Service) HandlePayment(ctx context.Context, p *wechatpay.Payment) (Outc
 		// ever changes.
 		why = fmt.Sprintf("out_trade_no %q, booking %q", p.OutTradeNo, b.OutTradeNo)
 	default:
-		why = s.mismatch(b, p.AppID, p.MchID, p.AmountTotal)
+		why = s.mismatch(b, &p.OrderState)
 	}
 	if why != "" {
 		rec := booking.AuditRecord{Event: booking.EventRejected, FromStatus: -1, ToStatus: -1, Actor: ActorWeChat,
@@ -59,7 +59,7 @@ func (s *Service) HandlePayment(ctx context.Context, p *wechatpay.Payment) (Outc
 		log.Error("payment notification rejected", "booking_id", rec.BookingID, "reason", why, "transaction_id", p.TransactionID)
 		return OutcomeRejected, nil
 	}
-	return s.settle(ctx, b, mysql.Payment{TransactionID: p.TransactionID, AmountFen: p.AmountTotal, PaidAt: paidAt(p.SuccessTime)})
+	return s.settle(ctx, b, paymentOf(&p.OrderState))
 }
 
 // settle gives a verified payment its seat, or its money back. It is shared by

@@ -176,7 +176,7 @@ func (s *Service) releaseOne(ctx context.Context, stopAt time.Time, b *booking.B
 	case "CLOSED":
 		return release("expired; WeChat order closed")
 	case "SUCCESS", "REFUND":
-		if why := s.mismatch(b, st.AppID, st.MchID, st.AmountTotal); why != "" {
+		if why := s.mismatch(b, st); why != "" {
 			if err := s.Store.RecordAudit(ctx, booking.AuditRecord{BookingID: b.ID, SlotID: b.SlotID, Event: booking.EventRejected,
 				FromStatus: -1, ToStatus: -1, Actor: ActorTimer, Reason: "paid order does not match: " + why}); err != nil {
 				return outcomeKept, err
@@ -184,7 +184,7 @@ func (s *Service) releaseOne(ctx context.Context, stopAt time.Time, b *booking.B
 			s.logger(ctx).Error("paid order does not match its booking; seat kept", "booking_id", b.ID, "reason", why)
 			return outcomeKept, errors.New("paid order does not match: " + why)
 		}
-		out, err := s.settle(ctx, b, mysql.Payment{TransactionID: st.TransactionID, AmountFen: st.AmountTotal, PaidAt: paidAt(st.SuccessTime)})
+		out, err := s.settle(ctx, b, paymentOf(st))
 		switch {
 		case err != nil:
 			return outcomeKept, err

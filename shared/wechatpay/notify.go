@@ -29,16 +29,13 @@ const maxNotificationBytes = 64 << 10
 // compared with a booking: the caller checks EventType/TradeState, AppID, MchID,
 // OutTradeNo and AmountTotal.
 type Payment struct {
-	EventID       string
-	EventType     string // TRANSACTION.SUCCESS
-	AppID         string
-	MchID         string
-	OutTradeNo    string
-	TransactionID string
-	TradeState    string // SUCCESS
-	PayerOpenID   string
-	AmountTotal   int64 // order amount; the payer may have paid less with a coupon
-	SuccessTime   *time.Time
+	EventID   string
+	EventType string // TRANSACTION.SUCCESS
+	// OrderState is the decrypted transaction, the same shape a signed query
+	// answers, so a payment is checked the same way however it was learnt.
+	// TradeState is SUCCESS; AmountTotal is the order amount (the payer may have
+	// paid less with a coupon).
+	OrderState
 }
 
 // RefundNotice is a verified and decrypted refund notification.
@@ -84,22 +81,7 @@ func (c *Client) ParsePaymentNotification(ctx context.Context, r *http.Request) 
 	if err != nil {
 		return nil, err
 	}
-	p := &Payment{
-		EventID:       n.ID,
-		EventType:     n.EventType,
-		AppID:         deref(tx.Appid),
-		MchID:         deref(tx.Mchid),
-		OutTradeNo:    deref(tx.OutTradeNo),
-		TransactionID: deref(tx.TransactionId),
-		TradeState:    deref(tx.TradeState),
-		SuccessTime:   parseTime(deref(tx.SuccessTime)),
-	}
-	if tx.Payer != nil {
-		p.PayerOpenID = deref(tx.Payer.Openid)
-	}
-	if tx.Amount != nil && tx.Amount.Total != nil {
-		p.AmountTotal = *tx.Amount.Total
-	}
+	p := &Payment{EventID: n.ID, EventType: n.EventType, OrderState: *orderState(tx)}
 	return p, nil
 }
 
