@@ -15,4 +15,13 @@ cd "$(dirname "$0")/.."
 # shellcheck source=scripts/lib/mysql.sh
 . scripts/lib/mysql.sh
 ensure_mysql
+if ! command -v etcd >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "bench: installing Debian's etcd-server for the etcd contender" >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q etcd-server >&2 ||
+      echo "bench: could not install etcd-server; the etcd contender will be missing from this run" >&2
+  else
+    echo "bench: no etcd binary (apt-get install etcd-server); the etcd contender will be missing from this run" >&2
+  fi
+fi
 exec go run ./infra/bench "$@"
