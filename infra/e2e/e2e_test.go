@@ -141,14 +141,8 @@ func start(t *testing.T) *system {
 		t.Fatal(err)
 	}
 
-	dsn := mysqltest.NewDSN(t)
-	if s.store, err = mysql.Open(dsn, mysql.Options{MaxOpenConns: 4}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.store.Close() })
-	if err := s.store.Migrate(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	var dsn string
+	s.store, dsn = mysqltest.Open(t, 4)
 
 	merchant, serial, err := wxpaysim.NewMerchantKeys()
 	if err != nil {

@@ -109,20 +109,13 @@ const hangCap = fnTimeout + 500*time.Millisecond
 func newSystem(t testing.TB) *system {
 	t.Helper()
 	s := &system{t: t, logs: &syncBuffer{}}
-	dsn := mysqltest.NewDSN(t)
+	var dsn string
+	s.store, dsn = mysqltest.Open(t, 4)
 	cfg, err := drv.ParseDSN(dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
 	s.dbName = cfg.DBName
-	s.store, err = mysql.Open(dsn, mysql.Options{MaxOpenConns: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.store.Close() })
-	if err := s.store.Migrate(context.Background()); err != nil {
-		t.Fatal(err)
-	}
 	s.killer, err = sql.Open("mysql", dsn)
 	if err != nil {
 		t.Fatal(err)

@@ -72,16 +72,8 @@ type system struct {
 func newSystem(t *testing.T, override ...func(map[string]string)) *system {
 	t.Helper()
 	s := &system{t: t, logs: &syncBuffer{}, audit: &syncBuffer{}}
-	dsn := mysqltest.NewDSN(t)
-	var err error
-	s.store, err = mysql.Open(dsn, mysql.Options{MaxOpenConns: 8})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.store.Close() })
-	if err := s.store.Migrate(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	var dsn string
+	s.store, dsn = mysqltest.Open(t, 8)
 
 	priv, serial, err := wxpaysim.NewMerchantKeys()
 	if err != nil {

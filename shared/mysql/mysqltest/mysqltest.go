@@ -62,8 +62,16 @@ func NewDSN(tb testing.TB) string {
 // concurrency tests (and small enough that parallel tests stay below the
 // server's default max_connections of 151).
 func New(tb testing.TB) *mysql.DB {
+	db, _ := Open(tb, 24)
+	return db
+}
+
+// Open is New with a pool of maxConns connections; it also returns the database's
+// DSN, for tests that hand it to functions as MYSQL_DSN.
+func Open(tb testing.TB, maxConns int) (*mysql.DB, string) {
 	tb.Helper()
-	db, err := mysql.Open(NewDSN(tb), mysql.Options{MaxOpenConns: 24})
+	dsn := NewDSN(tb)
+	db, err := mysql.Open(dsn, mysql.Options{MaxOpenConns: maxConns})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -71,7 +79,7 @@ func New(tb testing.TB) *mysql.DB {
 	if err := db.Migrate(context.Background()); err != nil {
 		tb.Fatal(err)
 	}
-	return db
+	return db, dsn
 }
 
 // AddSlot creates a slot starting `in` from now (by the database's clock) lasting
