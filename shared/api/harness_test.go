@@ -175,6 +175,12 @@ func (s *system) call(method, path, bearer string, body any, headers ...string) 
 	for i := 0; i+1 < len(headers); i += 2 {
 		req.Header.Set(headers[i], headers[i+1])
 	}
+	return s.send(req)
+}
+
+// send sends req and reads the answer as a client sees it.
+func (s *system) send(req *http.Request) answer {
+	s.t.Helper()
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		s.t.Fatal(err)
