@@ -535,7 +535,7 @@ func TestEveryRouteReachesItsHandler(t *testing.T) {
 		t.Logf("%s %s -> %s: %d %s", r.Method, path, r.Function, a.status, a.code())
 		// The function logged the request under the route's template.
 		want := fmt.Sprintf(`"function":%q,"route":%q,"method":%q`, r.Function, r.Path, r.Method)
-		if !strings.Contains(s.logs.String(), want) {
+		if !s.logs.WaitFor(want, 10*time.Second) {
 			t.Errorf("%s %s: no log line with %s", r.Method, r.Path, want)
 		}
 	}
