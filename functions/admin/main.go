@@ -5,9 +5,10 @@ package main
 import (
 	"github.com/tencentyun/scf-go-lib/cloudfunction"
 
-	"salon/shared/api"
+	"salon/shared/handler"
+	"salon/shared/wire"
 )
 
 func main() {
-	cloudfunction.Start(api.AdminRouter(&api.Env{}).Invoke)
+	cloudfunction.Start(handler.AdminRouter(&wire.Env{}).Invoke)
 }

@@ -6,9 +6,10 @@ package main
 import (
 	"github.com/tencentyun/scf-go-lib/cloudfunction"
 
-	"salon/shared/api"
+	"salon/shared/handler"
+	"salon/shared/wire"
 )
 
 func main() {
-	cloudfunction.Start(api.Release(&api.Env{}))
+	cloudfunction.Start(handler.Release(&wire.Env{}))
 }

@@ -65,10 +65,10 @@ func (p *product) Slots(ctx context.Context, n, capacity int) ([]int64, error) {
 // window) and answers their ids.
 func productSlots(ctx context.Context, store *mysql.DB, next *atomic.Int64, base time.Time, n, capacity int, priceFen int64) ([]int64, error) {
 	first := next.Add(int64(n)) - int64(n)
-	slots := make([]mysql.NewSlot, n)
+	slots := make([]booking.ScheduledSlot, n)
 	for i := range slots {
 		start := base.Add(time.Duration(first+int64(i)) * time.Second)
-		slots[i] = mysql.NewSlot{StartAt: start, EndAt: start.Add(90 * time.Minute), Capacity: capacity, PriceFen: priceFen}
+		slots[i] = booking.ScheduledSlot{StartAt: start, EndAt: start.Add(90 * time.Minute), Capacity: capacity, PriceFen: priceFen}
 	}
 	if _, _, err := store.CreateSlots(ctx, slots); err != nil {
 		return nil, err
@@ -94,7 +94,7 @@ func productSlots(ctx context.Context, store *mysql.DB, next *atomic.Int64, base
 }
 
 func (p *product) Reserve(ctx context.Context, _ int, slot int64, customer string) (outcome, error) {
-	_, _, err := p.store.Reserve(ctx, mysql.ReserveRequest{OpenID: customer, SlotID: slot})
+	_, _, err := p.store.Reserve(ctx, booking.ReserveRequest{OpenID: customer, SlotID: slot})
 	switch {
 	case err == nil:
 		return taken, nil

@@ -21,9 +21,10 @@ import (
 
 	"salon/infra/localgw"
 	"salon/infra/scfhost"
-	"salon/shared/api"
+	"salon/shared/handler"
 	"salon/shared/mysql"
 	"salon/shared/session"
+	"salon/shared/wire"
 )
 
 const benchSecret = "bench-session-secret-0123456789abcdef"
@@ -368,12 +369,10 @@ func gatewayOverhead(ctx context.Context, p *platform, dsn, date string, blocks,
 		return Overhead{}, err
 	}
 	env := functionEnv(dsn)
-	e := &api.Env{Getenv: func(k string) string { return env[k] }, Log: slog.New(slog.NewJSONHandler(io.Discard, nil)), AuditOut: io.Discard}
-	rt := api.SlotsRouter(e)
+	e := &wire.Env{Getenv: func(k string) string { return env[k] }, Log: slog.New(slog.NewJSONHandler(io.Discard, nil)), AuditOut: io.Discard}
+	rt := handler.SlotsRouter(e)
 	defer func() {
-		if d, err := e.Deps(); err == nil {
-			d.Store.Close()
-		}
+		e.Close()
 	}()
 	var gw, inp []time.Duration
 	for b := range blocks {

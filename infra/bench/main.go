@@ -31,6 +31,7 @@ import (
 	"go.etcd.io/etcd/client/v3/concurrency"
 	"go.uber.org/zap"
 
+	"salon/shared/booking"
 	"salon/shared/mysql"
 )
 
@@ -407,10 +408,10 @@ func e2eRun(ctx context.Context, dsn, binDir string, prof Profile, res *Results)
 	loc := shopTZ()
 	day := f.base.In(loc).AddDate(0, 0, 3)
 	date := day.Format("2006-01-02")
-	var listed []mysql.NewSlot
+	var listed []booking.ScheduledSlot
 	for h := 10 * 60; h+90 <= 21*60; h += 90 {
 		s := time.Date(day.Year(), day.Month(), day.Day(), 0, h, 0, 0, loc)
-		listed = append(listed, mysql.NewSlot{StartAt: s, EndAt: s.Add(90 * time.Minute), Capacity: 3, PriceFen: 5000})
+		listed = append(listed, booking.ScheduledSlot{StartAt: s, EndAt: s.Add(90 * time.Minute), Capacity: 3, PriceFen: 5000})
 	}
 	if _, _, err := f.store.CreateSlots(ctx, listed); err != nil {
 		return err
@@ -432,7 +433,7 @@ func e2eRun(ctx context.Context, dsn, binDir string, prof Profile, res *Results)
 	toCancel := make([]held, total)
 	for i := range toCancel {
 		who := customer()
-		b, _, err := f.store.Reserve(ctx, mysql.ReserveRequest{OpenID: who, SlotID: spread[i%len(spread)]})
+		b, _, err := f.store.Reserve(ctx, booking.ReserveRequest{OpenID: who, SlotID: spread[i%len(spread)]})
 		if err != nil {
 			return err
 		}

@@ -11,8 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"salon/shared/app"
 	"salon/shared/booking"
+	"salon/shared/service"
 	"salon/shared/wechatpay"
 	"salon/shared/wechatpay/wxpaysim"
 )
@@ -53,7 +53,7 @@ func payments(ctx context.Context, f *fixture, n, clients int) (Payments, error)
 	simSrv := httptest.NewServer(sim.Handler())
 	defer simSrv.Close()
 
-	var svc *app.Service
+	var svc *service.Service
 	var client *wechatpay.Client
 	notifySrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		p, err := client.ParsePaymentNotification(req.Context(), req)
@@ -77,7 +77,7 @@ func payments(ctx context.Context, f *fixture, n, clients int) (Payments, error)
 	if client, err = wechatpay.New(pcfg); err != nil {
 		return r, err
 	}
-	svc = &app.Service{Store: f.store, Pay: client, AppID: simAppID, MchID: simMchID, Loc: shopTZ(),
+	svc = &service.Service{Store: f.store, Pay: client, AppID: simAppID, MchID: simMchID, Loc: shopTZ(),
 		Log: slog.New(slog.NewJSONHandler(io.Discard, nil)), AuditOut: io.Discard}
 
 	// 2n pending holds on paid slots, each with its WeChat order.

@@ -7,10 +7,10 @@ import (
 	"strconv"
 	"strings"
 
-	"salon/shared/app"
 	"salon/shared/booking"
 	"salon/shared/cls"
 	"salon/shared/mysql/mysqltest"
+	"salon/shared/service"
 	"salon/shared/wechatpay/wxpaysim"
 )
 
@@ -179,6 +179,12 @@ func (m *model) checkAudit(bs map[int64]*dbBooking, audits []dbAudit) {
 			// Every notification here is genuine and every counter must agree.
 			s.violate("audit %d: %s: %s", a.id, a.event, a.reason)
 			continue
+		case booking.EventSlotChange:
+			// The salon's change of a slot, recorded for the slot alone.
+			if a.book != 0 {
+				s.violate("audit %d: slot change names booking %d", a.id, a.book)
+			}
+			continue
 		}
 		if _, ok := bs[a.book]; !ok {
 			s.violate("audit %d (%s) names booking %d, which does not exist", a.id, a.event, a.book)
@@ -298,7 +304,7 @@ func (m *model) quiet() {
 		db.Exec(`UPDATE t_booking SET claim_until = '1970-01-01' WHERE claim_until > '1970-01-01'`)
 		sum, err := s.runRelease()
 		left := m.unsettled()
-		if err == nil && sum == (app.Summary{}) && left == "" {
+		if err == nil && sum == (service.Summary{}) && left == "" {
 			m.mu.Lock()
 			m.ops["quiet-rounds"] = round + 1
 			m.mu.Unlock()

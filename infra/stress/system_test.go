@@ -21,14 +21,15 @@ import (
 
 	"salon/infra/localgw"
 	"salon/infra/scfhost"
-	"salon/shared/api"
 	"salon/shared/apigw"
-	"salon/shared/app"
 	"salon/shared/cls/clstest"
+	"salon/shared/handler"
 	"salon/shared/mysql"
 	"salon/shared/mysql/mysqltest"
+	"salon/shared/service"
 	"salon/shared/session"
 	"salon/shared/wechatpay/wxpaysim"
+	"salon/shared/wire"
 )
 
 const (
@@ -80,7 +81,7 @@ type system struct {
 	gw       *localgw.Gateway
 	front    *httptest.Server
 	env      map[string]string
-	release  []func(ctx context.Context, raw json.RawMessage) (app.Summary, error)
+	release  []func(ctx context.Context, raw json.RawMessage) (service.Summary, error)
 	relNext  atomic.Uint64
 	logs     *syncBuffer
 	sessions *session.Signer
@@ -167,23 +168,21 @@ func newSystem(t testing.TB) *system {
 	s.sessions = &session.Signer{Secret: []byte(sessionKey)}
 
 	log := slog.New(slog.NewJSONHandler(s.logs, nil))
-	newEnv := func() *api.Env {
-		e := &api.Env{Getenv: func(k string) string { return s.env[k] }, Log: log, AuditOut: io.Discard}
+	newEnv := func() *wire.Env {
+		e := &wire.Env{Getenv: func(k string) string { return s.env[k] }, Log: log, AuditOut: io.Discard}
 		t.Cleanup(func() {
-			if d, err := e.Deps(); err == nil {
-				d.Store.Close()
-			}
+			e.Close()
 		})
 		return e
 	}
 	const instances = 2
 	inv := &invoker{timeout: fnTimeout, instances: map[string][]func(context.Context, json.RawMessage) (apigw.Response, error){}}
 	for range instances {
-		inv.instances["reserve"] = append(inv.instances["reserve"], api.ReserveRouter(newEnv()).Invoke)
-		inv.instances["cancel"] = append(inv.instances["cancel"], api.CancelRouter(newEnv()).Invoke)
-		inv.instances["admin"] = append(inv.instances["admin"], api.AdminRouter(newEnv()).Invoke)
-		inv.instances["paynotify"] = append(inv.instances["paynotify"], api.PayNotifyRouter(newEnv()).Invoke)
-		s.release = append(s.release, api.Release(newEnv()))
+		inv.instances["reserve"] = append(inv.instances["reserve"], handler.ReserveRouter(newEnv()).Invoke)
+		inv.instances["cancel"] = append(inv.instances["cancel"], handler.CancelRouter(newEnv()).Invoke)
+		inv.instances["admin"] = append(inv.instances["admin"], handler.AdminRouter(newEnv()).Invoke)
+		inv.instances["paynotify"] = append(inv.instances["paynotify"], handler.PayNotifyRouter(newEnv()).Invoke)
+		s.release = append(s.release, handler.Release(newEnv()))
 	}
 	spec, err := localgw.LoadServerless("../../serverless.yml")
 	if err != nil {
@@ -251,7 +250,7 @@ func (s *system) violationCount() int {
 }
 
 // runRelease is one timer invocation of the release function, with SCF's deadline.
-func (s *system) runRelease() (app.Summary, error) {
+func (s *system) runRelease() (service.Summary, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	return s.release[s.relNext.Add(1)%uint64(len(s.release))](ctx, json.RawMessage(`"release"`))

@@ -15,6 +15,7 @@ const (
 	EventRefund      = "refund"                // a refund was decided or changed state
 	EventRejected    = "notification_rejected" // a verified notification that does not match its booking
 	EventDrift       = "drift"                 // reconciliation found booked != its bookings
+	EventSlotChange  = "slot_change"           // the salon changed a slot's capacity or closed it
 )
 
 // AuditRecord is one line of the audit trail. ID is assigned by the database and
@@ -26,7 +27,7 @@ type AuditRecord struct {
 	Event      string
 	FromStatus int    // -1 when no booking status applies
 	ToStatus   int    // -1 when no booking status applies
-	Actor      string // customer, salon, timer, wechatpay, system
+	Actor      string // Actor*
 	Reason     string
 	CreatedAt  time.Time
 }

@@ -5,6 +5,7 @@ package booking
 
 import (
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -38,14 +39,22 @@ func (s Status) String() string {
 // MarshalText makes a Status appear by name in JSON.
 func (s Status) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 
+// SeatHolding lists the statuses that count against their slot's capacity. The
+// slot invariant booked = count(bookings in these statuses) rests on it, and the
+// store's SQL is generated from this list.
+var SeatHolding = []Status{StatusPending, StatusConfirmed, StatusCompleted}
+
+// UnfinishedStatuses lists the statuses that block the customer from another
+// booking (design step 0). The schema's generated column active_openid spells the
+// same list; a test of the store checks the two agree.
+var UnfinishedStatuses = []Status{StatusPending, StatusConfirmed}
+
 // HoldsSeat reports whether a booking in this status counts against its slot's
-// capacity. The slot invariant booked = count(bookings holding a seat) rests on it.
-func (s Status) HoldsSeat() bool {
-	return s == StatusPending || s == StatusConfirmed || s == StatusCompleted
-}
+// capacity.
+func (s Status) HoldsSeat() bool { return slices.Contains(SeatHolding, s) }
 
 // Unfinished reports whether the status blocks the customer from another booking.
-func (s Status) Unfinished() bool { return s == StatusPending || s == StatusConfirmed }
+func (s Status) Unfinished() bool { return slices.Contains(UnfinishedStatuses, s) }
 
 // Slot is one bookable time at the salon.
 type Slot struct {
@@ -64,6 +73,18 @@ func (s *Slot) Remaining() int {
 		return r
 	}
 	return 0
+}
+
+// OpenForBooking reports whether the slot takes reservations at now, apart from
+// having a free seat: open, not started, and starting within windowDays. The
+// store's SQL spells the same rule (a test checks the two agree).
+func (s *Slot) OpenForBooking(now time.Time, windowDays int) bool {
+	return s.Open && s.StartAt.After(now) && !s.StartAt.After(now.Add(time.Duration(windowDays)*24*time.Hour))
+}
+
+// Bookable reports whether a customer can reserve a seat of the slot at now.
+func (s *Slot) Bookable(now time.Time, windowDays int) bool {
+	return s.OpenForBooking(now, windowDays) && s.Booked < s.Capacity
 }
 
 // RefundStatus is the state of a refund as the customer sees it.

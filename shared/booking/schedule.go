@@ -57,8 +57,8 @@ func (s *Schedule) Slots(loc *time.Location) ([]ScheduledSlot, error) {
 	if m := *s.SlotMinutes; m < 5 || m > 720 {
 		return bad("schedule: slotMinutes %d outside 5-720", m)
 	}
-	if c := *s.Capacity; c < 1 || c > 50 {
-		return bad("schedule: capacity %d outside 1-50", c)
+	if c := *s.Capacity; c < MinCapacity || c > MaxCapacity {
+		return bad("schedule: capacity %d outside %d-%d", c, MinCapacity, MaxCapacity)
 	}
 	if p := *s.PriceFen; p < 0 || p > 1000000 {
 		return bad("schedule: priceFen %d outside 0-1000000", p)

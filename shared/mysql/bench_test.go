@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"salon/shared/booking"
-	"salon/shared/mysql"
 	"salon/shared/mysql/mysqltest"
 )
 
@@ -24,7 +23,7 @@ func BenchmarkReserveHotSlot(b *testing.B) {
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			if _, _, err := db.Reserve(ctx, mysql.ReserveRequest{OpenID: nextCustomer(), SlotID: slot}); err != nil {
+			if _, _, err := db.Reserve(ctx, booking.ReserveRequest{OpenID: nextCustomer(), SlotID: slot}); err != nil {
 				b.Error(err)
 			}
 		}
@@ -42,7 +41,7 @@ func BenchmarkReserveSpread1000(b *testing.B) {
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			slot := slots[n.Add(1)%int64(len(slots))]
-			if _, _, err := db.Reserve(ctx, mysql.ReserveRequest{OpenID: nextCustomer(), SlotID: slot}); err != nil {
+			if _, _, err := db.Reserve(ctx, booking.ReserveRequest{OpenID: nextCustomer(), SlotID: slot}); err != nil {
 				b.Error(err)
 			}
 		}
@@ -53,13 +52,13 @@ func BenchmarkReserveSpread1000(b *testing.B) {
 func BenchmarkReserveSoldOut(b *testing.B) {
 	db := mysqltest.New(b)
 	slot := mysqltest.AddSlot(b, db, 24*time.Hour, 1, 5000)
-	if _, _, err := db.Reserve(ctx, mysql.ReserveRequest{OpenID: "first", SlotID: slot}); err != nil {
+	if _, _, err := db.Reserve(ctx, booking.ReserveRequest{OpenID: "first", SlotID: slot}); err != nil {
 		b.Fatal(err)
 	}
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			db.Reserve(ctx, mysql.ReserveRequest{OpenID: nextCustomer(), SlotID: slot})
+			db.Reserve(ctx, booking.ReserveRequest{OpenID: nextCustomer(), SlotID: slot})
 		}
 	})
 }
@@ -88,7 +87,7 @@ func TestReserveStoresOrderNumber(t *testing.T) {
 	db.SQL().SetMaxOpenConns(1) // one connection: a transaction left open would show below
 	slot := mysqltest.AddSlot(t, db, 24*time.Hour, 2, 5000)
 	for _, who := range []string{"order-a", "order-b"} {
-		b, created, err := db.Reserve(ctx, mysql.ReserveRequest{OpenID: who, SlotID: slot})
+		b, created, err := db.Reserve(ctx, booking.ReserveRequest{OpenID: who, SlotID: slot})
 		if err != nil || !created {
 			t.Fatalf("reserve %s: %v %v", who, created, err)
 		}
@@ -104,7 +103,7 @@ func TestReserveStoresOrderNumber(t *testing.T) {
 			t.Errorf("connection returned to the pool inside a transaction")
 		}
 	}
-	if _, _, err := db.Reserve(ctx, mysql.ReserveRequest{OpenID: "order-c", SlotID: slot}); !booking.IsCode(err, booking.ESOLDOUT) {
+	if _, _, err := db.Reserve(ctx, booking.ReserveRequest{OpenID: "order-c", SlotID: slot}); !booking.IsCode(err, booking.ESOLDOUT) {
 		t.Fatalf("third reserve on two seats: %v", err)
 	}
 	mysqltest.CheckInvariant(t, db)

@@ -105,13 +105,6 @@ func (db *DB) listBookings(ctx context.Context, where string, args ...any) ([]*b
 	return out, rows.Err()
 }
 
-// ReserveRequest asks for one seat.
-type ReserveRequest struct {
-	OpenID  string
-	SlotID  int64
-	IdemKey string // optional; names one reservation of this customer
-}
-
 // Reserve takes a seat for the customer (design steps 0-3). It answers the
 // booking and whether this call created it (false when an idempotency key named an
 // existing reservation).
@@ -121,7 +114,7 @@ type ReserveRequest struct {
 // written next (they lock only their own new rows), and the slot row, the one
 // thing all of them contend for, is locked last, by one conditional UPDATE, and
 // held only until the commit that immediately follows.
-func (db *DB) Reserve(ctx context.Context, req ReserveRequest) (*booking.Booking, bool, error) {
+func (db *DB) Reserve(ctx context.Context, req booking.ReserveRequest) (*booking.Booking, bool, error) {
 	if req.IdemKey != "" {
 		if b, err := db.findByIdemKey(ctx, req); b != nil || err != nil {
 			return b, false, err
@@ -133,19 +126,17 @@ func (db *DB) Reserve(ctx context.Context, req ReserveRequest) (*booking.Booking
 	// costs one indexed read and no write. None of these is trusted for the write:
 	// the unique key and the conditional UPDATE below decide under concurrency.
 	var (
-		slot        booking.Slot
-		started     bool
-		inWindow    bool
-		now         time.Time
-		activeCount int
+		slot           booking.Slot
+		openForBooking bool
+		now            time.Time
+		activeCount    int
 	)
 	err := db.db.QueryRowContext(ctx, `
-		SELECT `+slotColumns+`, start_at <= UTC_TIMESTAMP(6),
-		       start_at <= UTC_TIMESTAMP(6) + INTERVAL ? DAY, UTC_TIMESTAMP(6),
+		SELECT `+slotColumns+`, `+openForBookingExpr+`, UTC_TIMESTAMP(6),
 		       (SELECT COUNT(*) FROM t_booking WHERE active_openid = ?)
 		FROM t_slot WHERE slot_id = ?`, db.WindowDays, req.OpenID, req.SlotID).
 		Scan(&slot.ID, &slot.StartAt, &slot.EndAt, &slot.Capacity, &slot.Booked, &slot.PriceFen, &slot.Open,
-			&started, &inWindow, &now, &activeCount)
+			&openForBooking, &now, &activeCount)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return nil, false, booking.Errorf(booking.ENOTFOUND, "slot %d not found", req.SlotID)
@@ -153,8 +144,9 @@ func (db *DB) Reserve(ctx context.Context, req ReserveRequest) (*booking.Booking
 		return nil, false, err
 	case activeCount > 0:
 		return db.activeExists(ctx, req)
-	case !slot.Open || started || !inWindow:
-		return nil, false, booking.Errorf(booking.ESLOTNOTBOOKABLE, "slot %d: open=%v started=%v inWindow=%v", slot.ID, slot.Open, started, inWindow)
+	case !openForBooking:
+		return nil, false, booking.Errorf(booking.ESLOTNOTBOOKABLE, "slot %d: open=%v start=%s now=%s window=%dd",
+			slot.ID, slot.Open, slot.StartAt.Format(time.RFC3339), now.Format(time.RFC3339), db.WindowDays)
 	case slot.Booked >= slot.Capacity:
 		return nil, false, booking.Errorf(booking.ESOLDOUT, "slot %d full (read)", slot.ID)
 	}
@@ -173,7 +165,7 @@ func (db *DB) Reserve(ctx context.Context, req ReserveRequest) (*booking.Booking
 // unfinished booking. When that booking is the one this request's idempotency key
 // names (a concurrent or earlier retry won), it is the answer instead. The winner
 // has committed by the time its key blocked us, so this fresh read sees it.
-func (db *DB) activeExists(ctx context.Context, req ReserveRequest) (*booking.Booking, bool, error) {
+func (db *DB) activeExists(ctx context.Context, req booking.ReserveRequest) (*booking.Booking, bool, error) {
 	if req.IdemKey != "" {
 		if b, err := db.findByIdemKey(ctx, req); b != nil || err != nil {
 			return b, false, err
@@ -200,6 +192,9 @@ func (db *DB) activeExists(ctx context.Context, req ReserveRequest) (*booking.Bo
 //
 // The order number is derived from the new id in SQL (booking.OutTradeNo's
 // format: BK and at least twelve digits), so it needs no second round trip.
+//
+// The seat is taken only while the slot is bookable (bookableExpr), so a slot
+// closed or started since the pre-read gives no seat either.
 const reserveSQL = `START TRANSACTION;
 INSERT INTO t_booking (slot_id, openid, status, amount_fen, idem_key, lock_expire, created_at, updated_at)
 	VALUES (?, ?, ?, ?, ?, ?, ?, ?);
@@ -207,9 +202,9 @@ SET @salon_book_id = LAST_INSERT_ID();
 UPDATE t_booking SET out_trade_no = CONCAT('BK', LPAD(@salon_book_id, GREATEST(12, LENGTH(@salon_book_id)), '0'))
 	WHERE book_id = @salon_book_id;
 INSERT INTO t_audit (book_id, slot_id, event, from_status, to_status, actor, reason, created_at)
-	VALUES (@salon_book_id, ?, ?, NULL, ?, 'customer', ?, UTC_TIMESTAMP(6));
+	VALUES (@salon_book_id, ?, ?, NULL, ?, ?, ?, UTC_TIMESTAMP(6));
 UPDATE t_slot SET booked = booked + 1
-	WHERE slot_id = ? AND booked < capacity AND is_open = 1 AND start_at > UTC_TIMESTAMP(6)`
+	WHERE slot_id = ? AND ` + bookableExpr
 
 // Positions of reserveSQL's statements in the driver's per-statement results.
 const (
@@ -218,7 +213,7 @@ const (
 	reserveStmts      = 6
 )
 
-func (db *DB) reserveTx(ctx context.Context, req ReserveRequest, slot *booking.Slot, now time.Time) (*booking.Booking, error) {
+func (db *DB) reserveTx(ctx context.Context, req booking.ReserveRequest, slot *booking.Slot, now time.Time) (*booking.Booking, error) {
 	status := booking.StatusPending
 	event := "hold"
 	if slot.PriceFen == 0 {
@@ -236,8 +231,8 @@ func (db *DB) reserveTx(ctx context.Context, req ReserveRequest, slot *booking.S
 		{Ordinal: 4, Value: slot.PriceFen}, {Ordinal: 5, Value: idem}, {Ordinal: 6, Value: lockExpire},
 		{Ordinal: 7, Value: now}, {Ordinal: 8, Value: now},
 		{Ordinal: 9, Value: slot.ID}, {Ordinal: 10, Value: booking.EventReserve}, {Ordinal: 11, Value: int64(status)},
-		{Ordinal: 12, Value: event},
-		{Ordinal: 13, Value: slot.ID},
+		{Ordinal: 12, Value: booking.ActorCustomer}, {Ordinal: 13, Value: event},
+		{Ordinal: 14, Value: slot.ID}, {Ordinal: 15, Value: int64(db.WindowDays)},
 	}
 
 	conn, err := db.db.Conn(ctx)
@@ -318,7 +313,7 @@ func (db *DB) whyNotTaken(ctx context.Context, slotID int64) error {
 
 // findByIdemKey returns the reservation an idempotency key already names, nil if
 // none. The same key with another slot is a client bug: INVALID_STATE.
-func (db *DB) findByIdemKey(ctx context.Context, req ReserveRequest) (*booking.Booking, error) {
+func (db *DB) findByIdemKey(ctx context.Context, req booking.ReserveRequest) (*booking.Booking, error) {
 	b, err := scanBooking(db.db.QueryRowContext(ctx, `SELECT `+bookingColumns+bookingFrom+`WHERE b.openid = ? AND b.idem_key = ?`, req.OpenID, req.IdemKey))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil

@@ -12,6 +12,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"salon/shared/booking"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -122,6 +125,19 @@ func (db *DB) begin(ctx context.Context) (*sql.Tx, error) {
 func (db *DB) beginReadCommitted(ctx context.Context) (*sql.Tx, error) {
 	return db.db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
 }
+
+// statusList spells statuses for SQL's IN (...). The lists come from package
+// booking, never from input, so the SQL and the domain cannot disagree.
+func statusList(ss []booking.Status) string {
+	parts := make([]string, len(ss))
+	for i, s := range ss {
+		parts[i] = strconv.Itoa(int(s))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// seatHoldingSQL is booking.SeatHolding for IN (...).
+var seatHoldingSQL = statusList(booking.SeatHolding)
 
 // MySQL error numbers the store turns into domain outcomes.
 const (

@@ -58,7 +58,7 @@ func (db *DB) ClaimExpired(ctx context.Context, limit int, lease time.Duration) 
 // is conditional on the booking still being in status from and having no refund
 // yet, so duplicate notifications start one refund. It reports whether this call
 // started it.
-func (db *DB) StartRefund(ctx context.Context, id int64, from booking.Status, p Payment, actor, reason string) (bool, error) {
+func (db *DB) StartRefund(ctx context.Context, id int64, from booking.Status, p booking.Payment, actor, reason string) (bool, error) {
 	tx, err := db.begin(ctx)
 	if err != nil {
 		return false, err
@@ -123,21 +123,13 @@ func (db *DB) PendingRefunds(ctx context.Context, limit int) ([]*booking.Booking
 	return db.listBookings(ctx, `WHERE b.refund_status = ? ORDER BY b.book_id LIMIT ?`, booking.RefundPending, limit)
 }
 
-// SlotDrift is a slot whose booked counter disagrees with its bookings.
-type SlotDrift struct {
-	SlotID   int64
-	Booked   int
-	Holding  int // bookings in a status that holds a seat
-	Capacity int
-}
-
 // FindDrift compares every slot that has not started with the bookings that hold
 // its seats. It only reports: a drift means a bug, and repairing it silently would
 // hide the bug and could hand a paid seat to someone else.
-func (db *DB) FindDrift(ctx context.Context) ([]SlotDrift, error) {
+func (db *DB) FindDrift(ctx context.Context) ([]booking.SlotDrift, error) {
 	rows, err := db.db.QueryContext(ctx, `
 		SELECT s.slot_id, s.booked, s.capacity, COUNT(b.book_id)
-		FROM t_slot s LEFT JOIN t_booking b ON b.slot_id = s.slot_id AND b.status IN (0, 1, 2)
+		FROM t_slot s LEFT JOIN t_booking b ON b.slot_id = s.slot_id AND b.status IN (`+seatHoldingSQL+`)
 		WHERE s.start_at > UTC_TIMESTAMP(6)
 		GROUP BY s.slot_id, s.booked, s.capacity
 		HAVING s.booked <> COUNT(b.book_id) OR s.booked > s.capacity`)
@@ -145,9 +137,9 @@ func (db *DB) FindDrift(ctx context.Context) ([]SlotDrift, error) {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []SlotDrift
+	var out []booking.SlotDrift
 	for rows.Next() {
-		var d SlotDrift
+		var d booking.SlotDrift
 		if err := rows.Scan(&d.SlotID, &d.Booked, &d.Capacity, &d.Holding); err != nil {
 			return nil, err
 		}

@@ -4,24 +4,23 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
+	"strings"
 	"time"
 
 	"salon/shared/booking"
 )
 
-// SlotView is a slot as the schedule shows it, with whether it can be booked now.
-type SlotView struct {
-	booking.Slot
-	Bookable bool
-}
-
 const slotColumns = `slot_id, start_at, end_at, capacity, booked, price_fen, is_open`
 
-// bookableExpr is the one definition of "bookable now" (open, a free seat, starts
-// between now and the booking window, by the database's clock); its parameter is
-// the window in days.
-const bookableExpr = `is_open = 1 AND booked < capacity AND start_at > UTC_TIMESTAMP(6)
-	AND start_at <= UTC_TIMESTAMP(6) + INTERVAL ? DAY`
+// openForBookingExpr is booking.Slot.OpenForBooking in SQL, by the database's
+// clock: open, not started, starting within the booking window (its one
+// parameter, in days). bookableExpr adds a free seat (booking.Slot.Bookable).
+// TestBookableSQLMatchesTheDomain checks both against the Go definitions.
+const (
+	openForBookingExpr = `(is_open = 1 AND start_at > UTC_TIMESTAMP(6) AND start_at <= UTC_TIMESTAMP(6) + INTERVAL ? DAY)`
+	bookableExpr       = `(` + openForBookingExpr + ` AND booked < capacity)`
+)
 
 func scanSlot(row interface{ Scan(...any) error }, extra ...any) (*booking.Slot, error) {
 	var s booking.Slot
@@ -34,7 +33,7 @@ func scanSlot(row interface{ Scan(...any) error }, extra ...any) (*booking.Slot,
 
 // ListSlots returns the slots starting in [from, to), earliest first, each with
 // whether it is bookable right now by the database's clock.
-func (db *DB) ListSlots(ctx context.Context, from, to time.Time) ([]SlotView, error) {
+func (db *DB) ListSlots(ctx context.Context, from, to time.Time) ([]booking.SlotView, error) {
 	rows, err := db.db.QueryContext(ctx, `
 		SELECT `+slotColumns+`, `+bookableExpr+`
 		FROM t_slot WHERE start_at >= ? AND start_at < ? ORDER BY start_at`,
@@ -43,9 +42,9 @@ func (db *DB) ListSlots(ctx context.Context, from, to time.Time) ([]SlotView, er
 		return nil, err
 	}
 	defer rows.Close()
-	var out []SlotView
+	var out []booking.SlotView
 	for rows.Next() {
-		var v SlotView
+		var v booking.SlotView
 		s, err := scanSlot(rows, &v.Bookable)
 		if err != nil {
 			return nil, err
@@ -65,16 +64,9 @@ func (db *DB) FindSlot(ctx context.Context, id int64) (*booking.Slot, error) {
 	return s, err
 }
 
-// NewSlot describes a slot to create.
-type NewSlot struct {
-	StartAt, EndAt time.Time
-	Capacity       int
-	PriceFen       int64
-}
-
 // CreateSlots creates the given slots in one transaction. A slot whose start
 // already exists is skipped, not changed, so a schedule can be sent twice.
-func (db *DB) CreateSlots(ctx context.Context, slots []NewSlot) (created, skipped int, err error) {
+func (db *DB) CreateSlots(ctx context.Context, slots []booking.ScheduledSlot) (created, skipped int, err error) {
 	tx, err := db.begin(ctx)
 	if err != nil {
 		return 0, 0, err
@@ -100,44 +92,53 @@ func (db *DB) CreateSlots(ctx context.Context, slots []NewSlot) (created, skippe
 	return created, skipped, tx.Commit()
 }
 
-// SlotUpdate changes a slot: its capacity, or whether it takes new bookings.
-type SlotUpdate struct {
-	Capacity *int
-	Open     *bool
-}
-
-// UpdateSlot applies u. Capacity is never lowered below what is booked: the
-// condition is part of the UPDATE, so a reservation racing the change cannot slip
-// between a check and the write.
-func (db *DB) UpdateSlot(ctx context.Context, id int64, u SlotUpdate) (*SlotView, error) {
-	if u.Capacity != nil {
-		res, err := db.db.ExecContext(ctx, `
-			UPDATE t_slot SET capacity = ?, updated_at = UTC_TIMESTAMP(6)
-			WHERE slot_id = ? AND booked <= ?`, *u.Capacity, id, *u.Capacity)
-		if err != nil {
+// UpdateSlot applies the salon's change to a slot, with its audit record, in one
+// transaction. The slot row is locked first, so a reservation racing the change
+// waits for it rather than slipping between the check and the write; capacity is
+// never lowered below what is booked (INVALID_STATE, nothing written).
+func (db *DB) UpdateSlot(ctx context.Context, id int64, u booking.SlotUpdate, actor string) (*booking.SlotView, error) {
+	tx, err := db.begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	s, err := scanSlot(tx.QueryRowContext(ctx, `SELECT `+slotColumns+` FROM t_slot WHERE slot_id = ? FOR UPDATE`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, booking.Errorf(booking.ENOTFOUND, "slot %d not found", id)
+	} else if err != nil {
+		return nil, err
+	}
+	var changes []string
+	if u.Capacity != nil && *u.Capacity != s.Capacity {
+		if s.Booked > *u.Capacity {
+			return nil, booking.Errorf(booking.EINVALIDSTATE, "slot %d has %d booked, capacity %d refused", id, s.Booked, *u.Capacity)
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE t_slot SET capacity = ?, updated_at = UTC_TIMESTAMP(6) WHERE slot_id = ?`, *u.Capacity, id); err != nil {
 			return nil, err
 		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			s, err := db.FindSlot(ctx, id)
-			if err != nil {
-				return nil, err
-			}
-			if s.Booked > *u.Capacity {
-				return nil, booking.Errorf(booking.EINVALIDSTATE, "slot %d has %d booked, capacity %d refused", id, s.Booked, *u.Capacity)
-			}
+		changes = append(changes, fmt.Sprintf("capacity %d -> %d", s.Capacity, *u.Capacity))
+	}
+	if u.Open != nil && *u.Open != s.Open {
+		if _, err := tx.ExecContext(ctx, `UPDATE t_slot SET is_open = ?, updated_at = UTC_TIMESTAMP(6) WHERE slot_id = ?`, *u.Open, id); err != nil {
+			return nil, err
+		}
+		changes = append(changes, map[bool]string{false: "closed", true: "reopened"}[*u.Open])
+	}
+	if len(changes) > 0 {
+		if err := insertAudit(ctx, tx, booking.AuditRecord{SlotID: id, Event: booking.EventSlotChange,
+			FromStatus: -1, ToStatus: -1, Actor: actor, Reason: strings.Join(changes, ", ")}); err != nil {
+			return nil, err
 		}
 	}
-	if u.Open != nil {
-		if _, err := db.db.ExecContext(ctx, `UPDATE t_slot SET is_open = ?, updated_at = UTC_TIMESTAMP(6) WHERE slot_id = ?`, *u.Open, id); err != nil {
-			return nil, err
-		}
+	if err := tx.Commit(); err != nil {
+		return nil, err
 	}
 	return db.findSlotView(ctx, id)
 }
 
 // findSlotView returns one slot with whether it is bookable now.
-func (db *DB) findSlotView(ctx context.Context, id int64) (*SlotView, error) {
-	var v SlotView
+func (db *DB) findSlotView(ctx context.Context, id int64) (*booking.SlotView, error) {
+	var v booking.SlotView
 	s, err := scanSlot(db.db.QueryRowContext(ctx, `SELECT `+slotColumns+`, `+bookableExpr+` FROM t_slot WHERE slot_id = ?`,
 		db.WindowDays, id), &v.Bookable)
 	if errors.Is(err, sql.ErrNoRows) {

@@ -3,33 +3,9 @@ package mysql
 import (
 	"context"
 	"database/sql"
-	"time"
 
 	"salon/shared/booking"
 )
-
-// Change is one change of a booking's status.
-type Change struct {
-	BookingID int64
-	From, To  booking.Status
-	Event     string // booking.Event*
-	Actor     string // customer, salon, timer, wechatpay
-	Reason    string
-
-	// Payment, when set, records the verified payment with the change.
-	Payment *Payment
-	// StartRefund, when set, records in the same transaction that the deposit is
-	// to be refunded in full (a paid booking cancelled), so the refund can never be
-	// forgotten between the commit and the call to WeChat.
-	StartRefund bool
-}
-
-// Payment is a verified WeChat payment.
-type Payment struct {
-	TransactionID string
-	AmountFen     int64
-	PaidAt        time.Time
-}
 
 // ChangeStatus moves a booking from c.From to c.To: the one way any status
 // changes. It is conditional on the current status, so of several concurrent
@@ -37,7 +13,7 @@ type Payment struct {
 // change nothing. In the same transaction it returns the seat when the new status
 // holds none, takes one back (conditionally, as at reserve) when a booking that
 // held none comes back, and writes the audit record.
-func (db *DB) ChangeStatus(ctx context.Context, c Change) (*booking.Booking, error) {
+func (db *DB) ChangeStatus(ctx context.Context, c booking.Change) (*booking.Booking, error) {
 	tx, err := db.begin(ctx)
 	if err != nil {
 		return nil, err
@@ -52,7 +28,7 @@ func (db *DB) ChangeStatus(ctx context.Context, c Change) (*booking.Booking, err
 	return db.FindBooking(ctx, c.BookingID)
 }
 
-func changeStatus(ctx context.Context, tx *sql.Tx, c Change) error {
+func changeStatus(ctx context.Context, tx *sql.Tx, c booking.Change) error {
 	var slotID int64
 	err := tx.QueryRowContext(ctx, `SELECT slot_id FROM t_booking WHERE book_id = ?`, c.BookingID).Scan(&slotID)
 	if err == sql.ErrNoRows {

@@ -38,7 +38,7 @@ func burst(t *testing.T, db *mysql.DB, slotID int64, n int, prefix string) map[s
 	var mu sync.Mutex
 	codes := map[string]int{}
 	race(n, func(i int) {
-		_, _, err := db.Reserve(ctx, mysql.ReserveRequest{OpenID: fmt.Sprintf("%s-%d", prefix, i), SlotID: slotID})
+		_, _, err := db.Reserve(ctx, booking.ReserveRequest{OpenID: fmt.Sprintf("%s-%d", prefix, i), SlotID: slotID})
 		if err != nil && booking.ErrorCode(err) == booking.EINTERNAL {
 			t.Errorf("reserve: %v", err)
 		}
@@ -91,7 +91,7 @@ func TestOneCustomerTwentySlotsAtOnce(t *testing.T) {
 	}
 	var ok, active atomic.Int32
 	race(20, func(i int) {
-		_, _, err := db.Reserve(ctx, mysql.ReserveRequest{OpenID: "alice", SlotID: slots[i]})
+		_, _, err := db.Reserve(ctx, booking.ReserveRequest{OpenID: "alice", SlotID: slots[i]})
 		switch booking.ErrorCode(err) {
 		case "":
 			ok.Add(1)
@@ -114,7 +114,7 @@ func TestIdempotencyKeyTwentyAtOnce(t *testing.T) {
 	ids := make([]int64, 20)
 	var created atomic.Int32
 	race(20, func(i int) {
-		b, c, err := db.Reserve(ctx, mysql.ReserveRequest{OpenID: "bob", SlotID: slot, IdemKey: "key-1"})
+		b, c, err := db.Reserve(ctx, booking.ReserveRequest{OpenID: "bob", SlotID: slot, IdemKey: "key-1"})
 		if err != nil {
 			t.Errorf("reserve %d: %v", i, err)
 			return
@@ -134,11 +134,11 @@ func TestIdempotencyKeyTwentyAtOnce(t *testing.T) {
 	}
 	// The same key for another slot is a client bug, not a second booking.
 	other := mysqltest.AddSlot(t, db, 25*time.Hour, 3, 5000)
-	if _, _, err := db.Reserve(ctx, mysql.ReserveRequest{OpenID: "bob", SlotID: other, IdemKey: "key-1"}); !booking.IsCode(err, booking.EINVALIDSTATE) {
+	if _, _, err := db.Reserve(ctx, booking.ReserveRequest{OpenID: "bob", SlotID: other, IdemKey: "key-1"}); !booking.IsCode(err, booking.EINVALIDSTATE) {
 		t.Fatalf("same key, other slot: %v, want INVALID_STATE", err)
 	}
 	// Another customer may use the same key string.
-	if _, c, err := db.Reserve(ctx, mysql.ReserveRequest{OpenID: "carol", SlotID: slot, IdemKey: "key-1"}); err != nil || !c {
+	if _, c, err := db.Reserve(ctx, booking.ReserveRequest{OpenID: "carol", SlotID: slot, IdemKey: "key-1"}); err != nil || !c {
 		t.Fatalf("other customer, same key: created=%v err=%v", c, err)
 	}
 	mysqltest.CheckInvariant(t, db)
@@ -149,15 +149,15 @@ func TestOneChangeWinsOfCancelExpireConfirm(t *testing.T) {
 	db := mysqltest.New(t)
 	for round := 0; round < 20; round++ {
 		slot := mysqltest.AddSlot(t, db, time.Duration(24+round)*time.Hour, 2, 5000)
-		b, _, err := db.Reserve(ctx, mysql.ReserveRequest{OpenID: fmt.Sprintf("dave-%d", round), SlotID: slot})
+		b, _, err := db.Reserve(ctx, booking.ReserveRequest{OpenID: fmt.Sprintf("dave-%d", round), SlotID: slot})
 		if err != nil {
 			t.Fatal(err)
 		}
-		changes := []mysql.Change{
+		changes := []booking.Change{
 			{BookingID: b.ID, From: booking.StatusPending, To: booking.StatusCancelled, Event: booking.EventCancel, Actor: "customer"},
 			{BookingID: b.ID, From: booking.StatusPending, To: booking.StatusExpired, Event: booking.EventRelease, Actor: "timer"},
 			{BookingID: b.ID, From: booking.StatusPending, To: booking.StatusConfirmed, Event: booking.EventConfirm, Actor: "wechatpay",
-				Payment: &mysql.Payment{TransactionID: "4200", AmountFen: 5000, PaidAt: time.Now()}},
+				Payment: &booking.Payment{TransactionID: "4200", AmountFen: 5000, PaidAt: time.Now()}},
 		}
 		var wins atomic.Int32
 		race(len(changes), func(i int) {
@@ -194,11 +194,11 @@ func TestCancelAndRebookSameSlotRepeatedly(t *testing.T) {
 	db := mysqltest.New(t)
 	slot := mysqltest.AddSlot(t, db, 24*time.Hour, 1, 5000)
 	for i := 0; i < 3; i++ {
-		b, _, err := db.Reserve(ctx, mysql.ReserveRequest{OpenID: "erin", SlotID: slot})
+		b, _, err := db.Reserve(ctx, booking.ReserveRequest{OpenID: "erin", SlotID: slot})
 		if err != nil {
 			t.Fatalf("booking %d: %v", i, err)
 		}
-		if _, err := db.ChangeStatus(ctx, mysql.Change{BookingID: b.ID, From: booking.StatusPending, To: booking.StatusCancelled, Event: booking.EventCancel, Actor: "customer"}); err != nil {
+		if _, err := db.ChangeStatus(ctx, booking.Change{BookingID: b.ID, From: booking.StatusPending, To: booking.StatusCancelled, Event: booking.EventCancel, Actor: "customer"}); err != nil {
 			t.Fatalf("cancel %d: %v", i, err)
 		}
 	}
@@ -213,13 +213,13 @@ func TestRefusalsWriteNothing(t *testing.T) {
 	db := mysqltest.New(t)
 	closed := mysqltest.AddSlot(t, db, 24*time.Hour, 3, 5000)
 	no := false
-	if _, err := db.UpdateSlot(ctx, closed, mysql.SlotUpdate{Open: &no}); err != nil {
+	if _, err := db.UpdateSlot(ctx, closed, booking.SlotUpdate{Open: &no}, booking.ActorSalon); err != nil {
 		t.Fatal(err)
 	}
 	started := mysqltest.AddSlot(t, db, -time.Minute, 3, 5000)
 	tooFar := mysqltest.AddSlot(t, db, 15*24*time.Hour, 3, 5000)
 	full := mysqltest.AddSlot(t, db, 25*time.Hour, 1, 5000)
-	if _, _, err := db.Reserve(ctx, mysql.ReserveRequest{OpenID: "first", SlotID: full}); err != nil {
+	if _, _, err := db.Reserve(ctx, booking.ReserveRequest{OpenID: "first", SlotID: full}); err != nil {
 		t.Fatal(err)
 	}
 	bookings, audits := countRows(t, db, "t_booking"), countRows(t, db, "t_audit")
@@ -234,15 +234,15 @@ func TestRefusalsWriteNothing(t *testing.T) {
 		{tooFar, booking.ESLOTNOTBOOKABLE},
 		{full, booking.ESOLDOUT},
 	} {
-		if _, _, err := db.Reserve(ctx, mysql.ReserveRequest{OpenID: "frank", SlotID: tc.slot}); !booking.IsCode(err, tc.want) {
+		if _, _, err := db.Reserve(ctx, booking.ReserveRequest{OpenID: "frank", SlotID: tc.slot}); !booking.IsCode(err, tc.want) {
 			t.Errorf("slot %d: %v, want %s", tc.slot, err, tc.want)
 		}
 	}
 	one := 0
-	if _, err := db.UpdateSlot(ctx, full, mysql.SlotUpdate{Capacity: &one}); !booking.IsCode(err, booking.EINVALIDSTATE) {
+	if _, err := db.UpdateSlot(ctx, full, booking.SlotUpdate{Capacity: &one}, booking.ActorSalon); !booking.IsCode(err, booking.EINVALIDSTATE) {
 		t.Errorf("capacity below booked: %v, want INVALID_STATE", err)
 	}
-	if _, err := db.UpdateSlot(ctx, 999999, mysql.SlotUpdate{Capacity: &one}); !booking.IsCode(err, booking.ENOTFOUND) {
+	if _, err := db.UpdateSlot(ctx, 999999, booking.SlotUpdate{Capacity: &one}, booking.ActorSalon); !booking.IsCode(err, booking.ENOTFOUND) {
 		t.Errorf("unknown slot: %v, want NOT_FOUND", err)
 	}
 	if b, a := countRows(t, db, "t_booking"), countRows(t, db, "t_audit"); b != bookings || a != audits {
@@ -262,10 +262,10 @@ func TestCapacityChangeRacingReservations(t *testing.T) {
 	race(41, func(i int) {
 		if i == 40 {
 			c := 5
-			db.UpdateSlot(ctx, slot, mysql.SlotUpdate{Capacity: &c})
+			db.UpdateSlot(ctx, slot, booking.SlotUpdate{Capacity: &c}, booking.ActorSalon)
 			return
 		}
-		db.Reserve(ctx, mysql.ReserveRequest{OpenID: fmt.Sprintf("g%d", i), SlotID: slot})
+		db.Reserve(ctx, booking.ReserveRequest{OpenID: fmt.Sprintf("g%d", i), SlotID: slot})
 	})
 	mysqltest.CheckInvariant(t, db)
 }
@@ -274,7 +274,7 @@ func TestFreeSlotConfirmsAtOnce(t *testing.T) {
 	t.Parallel()
 	db := mysqltest.New(t)
 	slot := mysqltest.AddSlot(t, db, 24*time.Hour, 2, 0)
-	b, _, err := db.Reserve(ctx, mysql.ReserveRequest{OpenID: "gina", SlotID: slot})
+	b, _, err := db.Reserve(ctx, booking.ReserveRequest{OpenID: "gina", SlotID: slot})
 	if err != nil || b.Status != booking.StatusConfirmed {
 		t.Fatalf("free slot: %+v %v", b, err)
 	}
@@ -286,17 +286,17 @@ func TestLatePaymentTakesASeatBackOnlyIfFree(t *testing.T) {
 	db := mysqltest.New(t)
 	slot := mysqltest.AddSlot(t, db, 24*time.Hour, 1, 5000)
 	expire := func(openid string) *booking.Booking {
-		b, _, err := db.Reserve(ctx, mysql.ReserveRequest{OpenID: openid, SlotID: slot})
+		b, _, err := db.Reserve(ctx, booking.ReserveRequest{OpenID: openid, SlotID: slot})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := db.ChangeStatus(ctx, mysql.Change{BookingID: b.ID, From: booking.StatusPending, To: booking.StatusExpired, Event: booking.EventRelease, Actor: "timer"}); err != nil {
+		if _, err := db.ChangeStatus(ctx, booking.Change{BookingID: b.ID, From: booking.StatusPending, To: booking.StatusExpired, Event: booking.EventRelease, Actor: "timer"}); err != nil {
 			t.Fatal(err)
 		}
 		return b
 	}
-	late := mysql.Change{From: booking.StatusExpired, To: booking.StatusConfirmed, Event: booking.EventLatePayment, Actor: "wechatpay",
-		Payment: &mysql.Payment{TransactionID: "42", AmountFen: 5000, PaidAt: time.Now()}}
+	late := booking.Change{From: booking.StatusExpired, To: booking.StatusConfirmed, Event: booking.EventLatePayment, Actor: "wechatpay",
+		Payment: &booking.Payment{TransactionID: "42", AmountFen: 5000, PaidAt: time.Now()}}
 
 	a := expire("hana")
 	late.BookingID = a.ID
@@ -306,11 +306,11 @@ func TestLatePaymentTakesASeatBackOnlyIfFree(t *testing.T) {
 	// The seat is taken now; another expired booking cannot come back.
 	other := mysqltest.AddSlot(t, db, 48*time.Hour, 1, 5000)
 	_ = other
-	if _, err := db.ChangeStatus(ctx, mysql.Change{BookingID: a.ID, From: booking.StatusConfirmed, To: booking.StatusCancelled, Event: booking.EventCancel, Actor: "salon"}); err != nil {
+	if _, err := db.ChangeStatus(ctx, booking.Change{BookingID: a.ID, From: booking.StatusConfirmed, To: booking.StatusCancelled, Event: booking.EventCancel, Actor: "salon"}); err != nil {
 		t.Fatal(err)
 	}
 	b := expire("ivan")
-	if _, _, err := db.Reserve(ctx, mysql.ReserveRequest{OpenID: "jack", SlotID: slot}); err != nil {
+	if _, _, err := db.Reserve(ctx, booking.ReserveRequest{OpenID: "jack", SlotID: slot}); err != nil {
 		t.Fatal(err)
 	}
 	late.BookingID = b.ID
@@ -319,12 +319,12 @@ func TestLatePaymentTakesASeatBackOnlyIfFree(t *testing.T) {
 	}
 	// A customer who meanwhile booked elsewhere is not given a second seat.
 	slot2 := mysqltest.AddSlot(t, db, 72*time.Hour, 5, 5000)
-	c, _, err := db.Reserve(ctx, mysql.ReserveRequest{OpenID: "kate", SlotID: slot2})
+	c, _, err := db.Reserve(ctx, booking.ReserveRequest{OpenID: "kate", SlotID: slot2})
 	if err != nil {
 		t.Fatal(err)
 	}
-	db.ChangeStatus(ctx, mysql.Change{BookingID: c.ID, From: booking.StatusPending, To: booking.StatusExpired, Event: booking.EventRelease, Actor: "timer"})
-	if _, _, err := db.Reserve(ctx, mysql.ReserveRequest{OpenID: "kate", SlotID: slot2}); err != nil {
+	db.ChangeStatus(ctx, booking.Change{BookingID: c.ID, From: booking.StatusPending, To: booking.StatusExpired, Event: booking.EventRelease, Actor: "timer"})
+	if _, _, err := db.Reserve(ctx, booking.ReserveRequest{OpenID: "kate", SlotID: slot2}); err != nil {
 		t.Fatal(err)
 	}
 	late.BookingID = c.ID
@@ -357,7 +357,7 @@ func TestClaimExpiredNeverHandsOneRowToTwoRuns(t *testing.T) {
 	db := mysqltest.New(t)
 	slot := mysqltest.AddSlot(t, db, 24*time.Hour, 50, 5000)
 	for i := 0; i < 40; i++ {
-		b, _, err := db.Reserve(ctx, mysql.ReserveRequest{OpenID: fmt.Sprintf("l%d", i), SlotID: slot})
+		b, _, err := db.Reserve(ctx, booking.ReserveRequest{OpenID: fmt.Sprintf("l%d", i), SlotID: slot})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -423,7 +423,7 @@ func TestFindDriftReportsAndNeverRepairs(t *testing.T) {
 	t.Parallel()
 	db := mysqltest.New(t)
 	slot := mysqltest.AddSlot(t, db, 24*time.Hour, 5, 5000)
-	if _, _, err := db.Reserve(ctx, mysql.ReserveRequest{OpenID: "m", SlotID: slot}); err != nil {
+	if _, _, err := db.Reserve(ctx, booking.ReserveRequest{OpenID: "m", SlotID: slot}); err != nil {
 		t.Fatal(err)
 	}
 	if d, err := db.FindDrift(ctx); err != nil || len(d) != 0 {
@@ -444,7 +444,7 @@ func TestCreateSlotsTwiceIsHarmless(t *testing.T) {
 	t.Parallel()
 	db := mysqltest.New(t)
 	start := time.Now().Add(48 * time.Hour).Truncate(time.Hour)
-	slots := []mysql.NewSlot{{StartAt: start, EndAt: start.Add(time.Hour), Capacity: 3, PriceFen: 100}, {StartAt: start.Add(time.Hour), EndAt: start.Add(2 * time.Hour), Capacity: 3, PriceFen: 100}}
+	slots := []booking.ScheduledSlot{{StartAt: start, EndAt: start.Add(time.Hour), Capacity: 3, PriceFen: 100}, {StartAt: start.Add(time.Hour), EndAt: start.Add(2 * time.Hour), Capacity: 3, PriceFen: 100}}
 	if c, s, err := db.CreateSlots(ctx, slots); err != nil || c != 2 || s != 0 {
 		t.Fatalf("first: %d %d %v", c, s, err)
 	}

@@ -20,6 +20,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"salon/shared/booking"
 	"strings"
 	"time"
 
@@ -286,7 +287,7 @@ func (c *Client) CloseOrder(ctx context.Context, outTradeNo string) error {
 // checks AppID, MchID and AmountTotal against its booking before trusting a
 // SUCCESS, exactly as for a notification.
 type OrderState struct {
-	TradeState    string
+	TradeState    booking.TradeState
 	TransactionID string
 	AppID         string
 	MchID         string
@@ -320,7 +321,7 @@ func (c *Client) QueryOrder(ctx context.Context, outTradeNo string) (*OrderState
 
 func orderState(tx *payments.Transaction) *OrderState {
 	s := &OrderState{
-		TradeState:    deref(tx.TradeState),
+		TradeState:    booking.TradeState(deref(tx.TradeState)),
 		TransactionID: deref(tx.TransactionId),
 		AppID:         deref(tx.Appid),
 		MchID:         deref(tx.Mchid),
@@ -353,7 +354,7 @@ type RefundRequest struct {
 type RefundResult struct {
 	RefundID    string
 	OutRefundNo string
-	Status      string
+	Status      booking.WeChatRefundState
 	SuccessTime *time.Time
 }
 
@@ -410,7 +411,7 @@ func refundResult(r *refunddomestic.Refund) *RefundResult {
 		SuccessTime: r.SuccessTime,
 	}
 	if r.Status != nil {
-		out.Status = string(*r.Status)
+		out.Status = booking.WeChatRefundState(*r.Status)
 	}
 	return out
 }

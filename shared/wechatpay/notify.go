@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"salon/shared/booking"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -47,7 +48,7 @@ type RefundNotice struct {
 	TransactionID string
 	OutRefundNo   string
 	RefundID      string
-	RefundStatus  string // SUCCESS, ABNORMAL or CLOSED
+	RefundStatus  booking.WeChatRefundState // SUCCESS, ABNORMAL or CLOSED
 	RefundFen     int64
 	TotalFen      int64
 	SuccessTime   *time.Time
@@ -100,7 +101,7 @@ func (c *Client) ParseRefundNotification(ctx context.Context, r *http.Request) (
 		TransactionID: res.TransactionID,
 		OutRefundNo:   res.OutRefundNo,
 		RefundID:      res.RefundID,
-		RefundStatus:  res.RefundStatus,
+		RefundStatus:  booking.WeChatRefundState(res.RefundStatus),
 		RefundFen:     res.Amount.Refund,
 		TotalFen:      res.Amount.Total,
 		SuccessTime:   parseTime(res.SuccessTime),

@@ -22,10 +22,10 @@ import (
 	"syscall"
 	"time"
 
-	"salon/shared/app"
 	"salon/shared/booking"
 	"salon/shared/config"
 	"salon/shared/mysql"
+	"salon/shared/service"
 )
 
 func main() {
@@ -105,7 +105,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, now fun
 		Capacity:    &d.capacity,
 		PriceFen:    &d.priceFen,
 	}
-	svc := &app.Service{Store: store, Loc: cfg.ShopTZ}
+	svc := &service.Service{Store: store, Loc: cfg.ShopTZ}
 	n, skipped, err := svc.CreateSchedule(ctx, sched)
 	if err != nil {
 		return fmt.Errorf("demo schedule: %w", err)

@@ -20,9 +20,9 @@ import (
 	"syscall"
 	"time"
 
-	"salon/shared/app"
 	"salon/shared/config"
 	"salon/shared/mysql"
+	"salon/shared/service"
 )
 
 // Exit codes.
@@ -66,7 +66,7 @@ func run(ctx context.Context, getenv func(string) string, stdout, stderr io.Writ
 		if sl, err := store.FindSlot(ctx, d.SlotID); err == nil {
 			when = "starts " + sl.StartAt.In(cfg.ShopTZ).Format("2006-01-02 15:04")
 		}
-		fmt.Fprintf(stdout, "DRIFT slot %d (%s): %s\n", d.SlotID, when, app.DriftReason(d))
+		fmt.Fprintf(stdout, "DRIFT slot %d (%s): %s\n", d.SlotID, when, service.DriftReason(d))
 	}
 	if len(drifts) > 0 {
 		fmt.Fprintf(stdout, "%d slot(s) drifted; nothing was changed: find the cause before correcting any counter\n", len(drifts))

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"salon/shared/booking"
 	"salon/shared/mysql"
 	"salon/shared/mysql/mysqltest"
 )
@@ -25,7 +26,7 @@ func TestReconcileExitCodes(t *testing.T) {
 	}
 	slot := mysqltest.AddSlot(t, store, 30*time.Hour, 5, 5000)
 	mysqltest.AddSlot(t, store, 31*time.Hour, 5, 5000)
-	if _, _, err := store.Reserve(context.Background(), mysql.ReserveRequest{OpenID: "o-1", SlotID: slot}); err != nil {
+	if _, _, err := store.Reserve(context.Background(), booking.ReserveRequest{OpenID: "o-1", SlotID: slot}); err != nil {
 		t.Fatal(err)
 	}
 	env := func(k string) string {

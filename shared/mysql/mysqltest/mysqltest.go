@@ -92,7 +92,7 @@ func AddSlot(tb testing.TB, db *mysql.DB, in time.Duration, capacity int, priceF
 		tb.Fatal(err)
 	}
 	start := now.Add(in).Truncate(time.Second)
-	created, _, err := db.CreateSlots(ctx, []mysql.NewSlot{{StartAt: start, EndAt: start.Add(90 * time.Minute), Capacity: capacity, PriceFen: priceFen}})
+	created, _, err := db.CreateSlots(ctx, []booking.ScheduledSlot{{StartAt: start, EndAt: start.Add(90 * time.Minute), Capacity: capacity, PriceFen: priceFen}})
 	if err != nil || created != 1 {
 		tb.Fatalf("AddSlot: created %d: %v", created, err)
 	}

@@ -1,4 +1,4 @@
-package api
+package handler
 
 import (
 	"context"
@@ -20,6 +20,7 @@ import (
 	"salon/shared/mysql"
 	"salon/shared/mysql/mysqltest"
 	"salon/shared/wechatpay/wxpaysim"
+	"salon/shared/wire"
 )
 
 // fuzzState is what no input may change: every watched booking's status and
@@ -94,7 +95,7 @@ func FuzzPayNotify(f *testing.F) {
 	env["SESSION_SECRET"] = testSecret
 	env["WX_APPSECRET"] = testAppSecret
 	env["WX_API_BASE"] = "http://127.0.0.1:1"
-	e := &Env{
+	e := &wire.Env{
 		Getenv:   func(k string) string { return env[k] },
 		Log:      slog.New(slog.NewJSONHandler(io.Discard, nil)),
 		AuditOut: io.Discard,
@@ -103,7 +104,7 @@ func FuzzPayNotify(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	f.Cleanup(func() { d.Store.Close() })
+	f.Cleanup(func() { d.Svc.Store.Close() })
 	router := PayNotifyRouter(e)
 
 	slot := mysqltest.AddSlot(f, store, 26*time.Hour, 2, 5000)

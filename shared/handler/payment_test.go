@@ -1,4 +1,4 @@
-package api
+package handler
 
 import (
 	"bytes"
@@ -18,6 +18,7 @@ import (
 	"salon/shared/booking"
 	"salon/shared/mysql/mysqltest"
 	"salon/shared/wechatpay/wxpaysim"
+	"salon/shared/wire"
 )
 
 // The payment tests drive the whole product against the WeChat Pay simulator over
@@ -72,7 +73,7 @@ func newRelayedSystem(t *testing.T) (*system, *notifyRelay) {
 	return s, rl
 }
 
-func (s *system) wxDeps() *Deps {
+func (s *system) wxDeps() *wire.Deps {
 	s.t.Helper()
 	d, err := s.apiEnv.Deps()
 	if err != nil {

@@ -2,7 +2,7 @@
 // that each function's main only parses its event, calls one method here, and
 // shapes the answer. Every status change still goes through the store's one
 // status-change path; this package decides which change to ask for.
-package app
+package service
 
 import (
 	"context"
@@ -69,7 +69,7 @@ type Reservation struct {
 // UPSTREAM_UNAVAILABLE: the customer asks again with the same idempotency key or
 // POST /bookings/{id}/pay, and the timer releases the hold if they never pay.
 func (s *Service) Reserve(ctx context.Context, openid string, slotID int64, idemKey string) (*Reservation, error) {
-	b, created, err := s.Store.Reserve(ctx, mysql.ReserveRequest{OpenID: openid, SlotID: slotID, IdemKey: idemKey})
+	b, created, err := s.Store.Reserve(ctx, booking.ReserveRequest{OpenID: openid, SlotID: slotID, IdemKey: idemKey})
 	if err != nil {
 		return nil, err
 	}
@@ -116,14 +116,6 @@ func (s *Service) prepay(ctx context.Context, b *booking.Booking) (*wechatpay.Pa
 	return p, nil
 }
 
-// Actor names who asks for a change.
-const (
-	ActorCustomer = "customer"
-	ActorSalon    = "salon"
-	ActorTimer    = "timer"
-	ActorWeChat   = "wechatpay"
-)
-
 // CancelByCustomer cancels the customer's own booking, until its slot starts.
 func (s *Service) CancelByCustomer(ctx context.Context, openid string, bookingID int64) (*booking.Booking, error) {
 	b, err := s.Store.FindCustomerBooking(ctx, openid, bookingID)
@@ -137,7 +129,7 @@ func (s *Service) CancelByCustomer(ctx context.Context, openid string, bookingID
 	if !b.StartAt.After(now) {
 		return nil, booking.Errorf(booking.EINVALIDSTATE, "booking %d: slot has started", b.ID)
 	}
-	return s.cancel(ctx, b, ActorCustomer)
+	return s.cancel(ctx, b, booking.ActorCustomer)
 }
 
 // CancelBySalon cancels any booking before check-in.
@@ -146,7 +138,7 @@ func (s *Service) CancelBySalon(ctx context.Context, bookingID int64) (*booking.
 	if err != nil {
 		return nil, err
 	}
-	return s.cancel(ctx, b, ActorSalon)
+	return s.cancel(ctx, b, booking.ActorSalon)
 }
 
 // cancel cancels a pending or confirmed booking. A pending booking's WeChat order
@@ -170,11 +162,11 @@ func (s *Service) cancel(ctx context.Context, b *booking.Booking, actor string) 
 				return s.cancel(ctx, b, actor)
 			}
 		}
-		return s.Store.ChangeStatus(ctx, mysql.Change{BookingID: b.ID, From: booking.StatusPending, To: booking.StatusCancelled,
+		return s.Store.ChangeStatus(ctx, booking.Change{BookingID: b.ID, From: booking.StatusPending, To: booking.StatusCancelled,
 			Event: booking.EventCancel, Actor: actor, Reason: "cancelled before payment"})
 	case booking.StatusConfirmed:
 		paid := b.TransactionID != ""
-		out, err := s.Store.ChangeStatus(ctx, mysql.Change{BookingID: b.ID, From: booking.StatusConfirmed, To: booking.StatusCancelled,
+		out, err := s.Store.ChangeStatus(ctx, booking.Change{BookingID: b.ID, From: booking.StatusConfirmed, To: booking.StatusCancelled,
 			Event: booking.EventCancel, Actor: actor, Reason: "cancelled after payment", StartRefund: paid})
 		if err != nil || !paid {
 			return out, err
@@ -188,7 +180,7 @@ func (s *Service) cancel(ctx context.Context, b *booking.Booking, actor string) 
 // closeOrder closes a pending booking's WeChat order and proves it with a signed
 // query. It answers the verified payment when the order turns out paid, nil when
 // it is closed (or never existed), and an error when the outcome is unknown.
-func (s *Service) closeOrder(ctx context.Context, b *booking.Booking) (*mysql.Payment, error) {
+func (s *Service) closeOrder(ctx context.Context, b *booking.Booking) (*booking.Payment, error) {
 	if s.Pay == nil {
 		return nil, booking.Errorf(booking.EUPSTREAM, "WeChat Pay is not configured")
 	}
@@ -204,10 +196,10 @@ func (s *Service) closeOrder(ctx context.Context, b *booking.Booking) (*mysql.Pa
 	case err != nil:
 		return nil, booking.Errorf(booking.EUPSTREAM, "query order of booking %d: %v", b.ID, err)
 	}
-	switch st.TradeState {
-	case "CLOSED":
+	switch {
+	case st.TradeState == booking.TradeClosed:
 		return nil, nil
-	case "SUCCESS", "REFUND":
+	case st.TradeState.Paid():
 		if why := s.mismatch(b, st); why != "" {
 			return nil, booking.Errorf(booking.EINTERNAL, "booking %d: paid order does not match: %s", b.ID, why)
 		}
@@ -221,8 +213,8 @@ func (s *Service) closeOrder(ctx context.Context, b *booking.Booking) (*mysql.Pa
 
 // paymentOf is the payment a verified order state (a notification's or a signed
 // query's) records on its booking.
-func paymentOf(st *wechatpay.OrderState) mysql.Payment {
-	p := mysql.Payment{TransactionID: st.TransactionID, AmountFen: st.AmountTotal, PaidAt: time.Now()}
+func paymentOf(st *wechatpay.OrderState) booking.Payment {
+	p := booking.Payment{TransactionID: st.TransactionID, AmountFen: st.AmountTotal, PaidAt: time.Now()}
 	if st.SuccessTime != nil {
 		p.PaidAt = *st.SuccessTime
 	}
@@ -244,8 +236,8 @@ func (s *Service) mismatch(b *booking.Booking, st *wechatpay.OrderState) string 
 
 // CheckIn marks a confirmed booking completed when the customer arrives.
 func (s *Service) CheckIn(ctx context.Context, bookingID int64) (*booking.Booking, error) {
-	return s.Store.ChangeStatus(ctx, mysql.Change{BookingID: bookingID, From: booking.StatusConfirmed, To: booking.StatusCompleted,
-		Event: booking.EventCheckIn, Actor: ActorSalon, Reason: "checked in"})
+	return s.Store.ChangeStatus(ctx, booking.Change{BookingID: bookingID, From: booking.StatusConfirmed, To: booking.StatusCompleted,
+		Event: booking.EventCheckIn, Actor: booking.ActorSalon, Reason: "checked in"})
 }
 
 // CreateSchedule opens the schedule's slots; existing starts are skipped.
@@ -254,9 +246,35 @@ func (s *Service) CreateSchedule(ctx context.Context, sched booking.Schedule) (c
 	if err != nil {
 		return 0, 0, err
 	}
-	news := make([]mysql.NewSlot, len(slots))
-	for i, sl := range slots {
-		news[i] = mysql.NewSlot{StartAt: sl.StartAt, EndAt: sl.EndAt, Capacity: sl.Capacity, PriceFen: sl.PriceFen}
+	return s.Store.CreateSlots(ctx, slots)
+}
+
+// UpdateSlot applies the salon's change to a slot: a larger or smaller capacity
+// (never below what is booked), or closing it to new bookings.
+func (s *Service) UpdateSlot(ctx context.Context, slotID int64, u booking.SlotUpdate) (*booking.SlotView, error) {
+	if err := u.Validate(); err != nil {
+		return nil, err
 	}
-	return s.Store.CreateSlots(ctx, news)
+	return s.Store.UpdateSlot(ctx, slotID, u, booking.ActorSalon)
+}
+
+// Ping checks that the database answers (GET /healthz).
+func (s *Service) Ping(ctx context.Context) error { return s.Store.Ping(ctx) }
+
+// Schedule returns the slots starting in [from, to), each with whether it can be
+// booked now.
+func (s *Service) Schedule(ctx context.Context, from, to time.Time) ([]booking.SlotView, error) {
+	return s.Store.ListSlots(ctx, from, to)
+}
+
+// CustomerBookings returns the customer's bookings, finished ones too, newest
+// first, at most limit.
+func (s *Service) CustomerBookings(ctx context.Context, openid string, limit int) ([]*booking.Booking, error) {
+	return s.Store.ListCustomerBookings(ctx, openid, limit)
+}
+
+// DayBookings returns the bookings of the slots starting in [from, to), for the
+// salon's day view.
+func (s *Service) DayBookings(ctx context.Context, from, to time.Time) ([]*booking.Booking, error) {
+	return s.Store.ListSlotBookings(ctx, from, to)
 }

@@ -1,11 +1,10 @@
-package app
+package service
 
 import (
 	"context"
 	"fmt"
 
 	"salon/shared/booking"
-	"salon/shared/mysql"
 	"salon/shared/wechatpay"
 )
 
@@ -37,7 +36,7 @@ func (s *Service) HandlePayment(ctx context.Context, p *wechatpay.Payment) (Outc
 	switch {
 	case b == nil:
 		why = fmt.Sprintf("unknown out_trade_no %q", p.OutTradeNo)
-	case p.TradeState != "SUCCESS":
+	case p.TradeState != booking.TradeSuccess:
 		why = fmt.Sprintf("trade_state %q", p.TradeState)
 	case p.OutTradeNo != b.OutTradeNo:
 		// ParseOutTradeNo accepts only the canonical form, so this cannot differ
@@ -48,7 +47,7 @@ func (s *Service) HandlePayment(ctx context.Context, p *wechatpay.Payment) (Outc
 		why = s.mismatch(b, &p.OrderState)
 	}
 	if why != "" {
-		rec := booking.AuditRecord{Event: booking.EventRejected, FromStatus: -1, ToStatus: -1, Actor: ActorWeChat,
+		rec := booking.AuditRecord{Event: booking.EventRejected, FromStatus: -1, ToStatus: -1, Actor: booking.ActorWeChat,
 			Reason: "payment notification " + p.EventID + ": " + why}
 		if b != nil {
 			rec.BookingID, rec.SlotID = b.ID, b.SlotID
@@ -66,13 +65,13 @@ func (s *Service) HandlePayment(ctx context.Context, p *wechatpay.Payment) (Outc
 // the notification, the release run's query and the cancel's query, so a payment
 // is treated the same however it is discovered. Concurrent copies race on the
 // store's conditional status change; a loser re-reads and sees the winner's work.
-func (s *Service) settle(ctx context.Context, b *booking.Booking, p mysql.Payment) (Outcome, error) {
+func (s *Service) settle(ctx context.Context, b *booking.Booking, p booking.Payment) (Outcome, error) {
 	for attempt := 0; attempt < 4; attempt++ {
 		var err error
 		switch b.Status {
 		case booking.StatusPending:
-			_, err = s.Store.ChangeStatus(ctx, mysql.Change{BookingID: b.ID, From: booking.StatusPending, To: booking.StatusConfirmed,
-				Event: booking.EventConfirm, Actor: ActorWeChat, Reason: "paid " + p.TransactionID, Payment: &p})
+			_, err = s.Store.ChangeStatus(ctx, booking.Change{BookingID: b.ID, From: booking.StatusPending, To: booking.StatusConfirmed,
+				Event: booking.EventConfirm, Actor: booking.ActorWeChat, Reason: "paid " + p.TransactionID, Payment: &p})
 			if err == nil {
 				return OutcomeConfirmed, nil
 			}
@@ -87,8 +86,8 @@ func (s *Service) settle(ctx context.Context, b *booking.Booking, p mysql.Paymen
 			// Paid in the last second of the hold: re-seat if the slot has a seat and
 			// the customer holds no other unfinished booking (the store checks both
 			// in the change itself), else refund in full.
-			_, err = s.Store.ChangeStatus(ctx, mysql.Change{BookingID: b.ID, From: booking.StatusExpired, To: booking.StatusConfirmed,
-				Event: booking.EventLatePayment, Actor: ActorWeChat, Reason: "paid after expiry " + p.TransactionID, Payment: &p})
+			_, err = s.Store.ChangeStatus(ctx, booking.Change{BookingID: b.ID, From: booking.StatusExpired, To: booking.StatusConfirmed,
+				Event: booking.EventLatePayment, Actor: booking.ActorWeChat, Reason: "paid after expiry " + p.TransactionID, Payment: &p})
 			if err == nil {
 				return OutcomeConfirmed, nil
 			}
@@ -112,11 +111,11 @@ func (s *Service) settle(ctx context.Context, b *booking.Booking, p mysql.Paymen
 // seat. A booking whose refund was already recorded (a paid booking cancelled, or
 // an earlier copy of this notification) gets its refund requested again with the
 // same refund number, which WeChat executes at most once.
-func (s *Service) refundPayment(ctx context.Context, b *booking.Booking, p mysql.Payment, reason string) (Outcome, error) {
+func (s *Service) refundPayment(ctx context.Context, b *booking.Booking, p booking.Payment, reason string) (Outcome, error) {
 	started := false
 	if b.Refund == nil {
 		var err error
-		if started, err = s.Store.StartRefund(ctx, b.ID, b.Status, p, ActorWeChat, reason); err != nil {
+		if started, err = s.Store.StartRefund(ctx, b.ID, b.Status, p, booking.ActorWeChat, reason); err != nil {
 			return "", err
 		}
 	}
@@ -163,7 +162,7 @@ func (s *Service) requestRefund(ctx context.Context, b *booking.Booking) (*booki
 		// than being given up.
 		if isAPI && status >= 400 && status < 500 && status != 429 && code != "SYSTEM_ERROR" && code != "FREQUENCY_LIMITED" && code != "NOT_ENOUGH" {
 			log.Error("refund refused by WeChat", "booking_id", b.ID, "code", code)
-			if _, err := s.Store.SetRefundState(ctx, b.ID, booking.RefundFailed, nil, ActorWeChat, "refused: "+code); err != nil {
+			if _, err := s.Store.SetRefundState(ctx, b.ID, booking.RefundFailed, nil, booking.ActorWeChat, "refused: "+code); err != nil {
 				return nil, err
 			}
 		} else if code == "NOT_ENOUGH" {
@@ -173,14 +172,8 @@ func (s *Service) requestRefund(ctx context.Context, b *booking.Booking) (*booki
 		}
 		return s.Store.FindBooking(ctx, b.ID)
 	}
-	to := booking.RefundProcessing
-	switch res.Status {
-	case "SUCCESS":
-		to = booking.RefundSucceeded
-	case "CLOSED", "ABNORMAL":
-		to = booking.RefundFailed
-	}
-	if _, err := s.Store.SetRefundState(ctx, b.ID, to, res.SuccessTime, ActorWeChat, "refund "+res.RefundID); err != nil {
+	to := res.Status.Outcome()
+	if _, err := s.Store.SetRefundState(ctx, b.ID, to, res.SuccessTime, booking.ActorWeChat, "refund "+res.RefundID); err != nil {
 		return nil, err
 	}
 	return s.Store.FindBooking(ctx, b.ID)
@@ -208,7 +201,7 @@ func (s *Service) HandleRefund(ctx context.Context, n *wechatpay.RefundNotice) e
 		why = fmt.Sprintf("refund amount %d, recorded %d", n.RefundFen, b.Refund.AmountFen)
 	}
 	if why != "" {
-		rec := booking.AuditRecord{Event: booking.EventRejected, FromStatus: -1, ToStatus: -1, Actor: ActorWeChat,
+		rec := booking.AuditRecord{Event: booking.EventRejected, FromStatus: -1, ToStatus: -1, Actor: booking.ActorWeChat,
 			Reason: "refund notification " + n.EventID + ": " + why}
 		if b != nil {
 			rec.BookingID, rec.SlotID = b.ID, b.SlotID
@@ -216,10 +209,11 @@ func (s *Service) HandleRefund(ctx context.Context, n *wechatpay.RefundNotice) e
 		s.logger(ctx).Error("refund notification rejected", "booking_id", rec.BookingID, "reason", why)
 		return s.Store.RecordAudit(ctx, rec)
 	}
+	// A notification comes only for a final state: anything but SUCCESS failed.
 	to := booking.RefundFailed
-	if n.RefundStatus == "SUCCESS" {
+	if n.RefundStatus == booking.WeChatRefundSuccess {
 		to = booking.RefundSucceeded
 	}
-	_, err := s.Store.SetRefundState(ctx, b.ID, to, n.SuccessTime, ActorWeChat, n.RefundStatus+" "+n.RefundID)
+	_, err := s.Store.SetRefundState(ctx, b.ID, to, n.SuccessTime, booking.ActorWeChat, string(n.RefundStatus)+" "+n.RefundID)
 	return err
 }

@@ -1,4 +1,4 @@
-package api
+package handler
 
 import (
 	"bytes"
@@ -22,6 +22,7 @@ import (
 	"salon/shared/mysql/mysqltest"
 	"salon/shared/session"
 	"salon/shared/wechatpay/wxpaysim"
+	"salon/shared/wire"
 	"salon/shared/wxlogin/wxloginsim"
 )
 
@@ -62,7 +63,7 @@ type system struct {
 	login    *wxloginsim.Server
 	gw       *httptest.Server
 	env      map[string]string
-	apiEnv   *Env
+	apiEnv   *wire.Env
 	logs     *syncBuffer
 	audit    *syncBuffer
 	sessions *session.Signer
@@ -104,7 +105,7 @@ func newSystem(t *testing.T, override ...func(map[string]string)) *system {
 	for _, f := range override {
 		f(s.env)
 	}
-	s.apiEnv = &Env{
+	s.apiEnv = &wire.Env{
 		Getenv:   func(k string) string { return s.env[k] },
 		Log:      slog.New(slog.NewJSONHandler(s.logs, nil)),
 		AuditOut: s.audit,
@@ -123,11 +124,7 @@ func newSystem(t *testing.T, override ...func(map[string]string)) *system {
 		"admin":     AdminRouter(s.apiEnv).Invoke,
 		"paynotify": PayNotifyRouter(s.apiEnv).Invoke,
 	}, nil)
-	t.Cleanup(func() {
-		if d := s.apiEnv.deps; d != nil {
-			d.Store.Close()
-		}
-	})
+	t.Cleanup(func() { s.apiEnv.Close() })
 	return s
 }
 

@@ -1,4 +1,4 @@
-package api
+package handler
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 
 	"salon/shared/apigw"
 	"salon/shared/wechatpay"
+	"salon/shared/wire"
 )
 
 // failBody is WeChat Pay's failure answer; WeChat retries on it.
@@ -39,9 +40,9 @@ func notifyRequest(ctx context.Context, r *apigw.Request) *http.Request {
 // PayNotifyRouter serves WeChat Pay's payment and refund notifications. Nothing is
 // read from a notification before its signature and its encryption are verified;
 // a forged one answers FAIL and changes nothing.
-func PayNotifyRouter(e *Env) *apigw.Router {
+func PayNotifyRouter(e *wire.Env) *apigw.Router {
 	rt := apigw.NewRouter("paynotify", e.Logger())
-	rt.Handle(http.MethodPost, "/pay/notify", e.handler(func(ctx context.Context, d *Deps, r *apigw.Request) (*apigw.Response, error) {
+	rt.Handle(http.MethodPost, "/pay/notify", withDeps(e, func(ctx context.Context, d *wire.Deps, r *apigw.Request) (*apigw.Response, error) {
 		if d.Pay == nil {
 			apigw.Logger(ctx).Error("payment notification: WeChat Pay is not configured (WECHATPAY_MCHID)")
 			return fail(http.StatusInternalServerError, "not configured"), nil
@@ -61,7 +62,7 @@ func PayNotifyRouter(e *Env) *apigw.Router {
 		apigw.Logger(ctx).Info("payment notification", "outcome", string(outcome), "event_id", p.EventID)
 		return apigw.NoContent(), nil
 	}))
-	rt.Handle(http.MethodPost, "/pay/refund-notify", e.handler(func(ctx context.Context, d *Deps, r *apigw.Request) (*apigw.Response, error) {
+	rt.Handle(http.MethodPost, "/pay/refund-notify", withDeps(e, func(ctx context.Context, d *wire.Deps, r *apigw.Request) (*apigw.Response, error) {
 		if d.Pay == nil {
 			apigw.Logger(ctx).Error("refund notification: WeChat Pay is not configured (WECHATPAY_MCHID)")
 			return fail(http.StatusInternalServerError, "not configured"), nil

@@ -1,4 +1,4 @@
-package app
+package service
 
 import (
 	"context"
@@ -8,7 +8,6 @@ import (
 
 	"salon/shared/booking"
 	"salon/shared/cls"
-	"salon/shared/mysql"
 	"salon/shared/wechatpay"
 )
 
@@ -147,8 +146,8 @@ func (s *Service) releaseExpired(ctx context.Context, stopAt time.Time, batch in
 // slow WeChat cannot eat the time the run needs to ship the audit trail.
 func (s *Service) releaseOne(ctx context.Context, stopAt time.Time, b *booking.Booking) (releaseOutcome, error) {
 	release := func(reason string) (releaseOutcome, error) {
-		_, err := s.Store.ChangeStatus(ctx, mysql.Change{BookingID: b.ID, From: booking.StatusPending, To: booking.StatusExpired,
-			Event: booking.EventRelease, Actor: ActorTimer, Reason: reason})
+		_, err := s.Store.ChangeStatus(ctx, booking.Change{BookingID: b.ID, From: booking.StatusPending, To: booking.StatusExpired,
+			Event: booking.EventRelease, Actor: booking.ActorTimer, Reason: reason})
 		if booking.IsCode(err, booking.EINVALIDSTATE) {
 			return outcomeLost, nil // a payment or a cancel got there first
 		}
@@ -172,13 +171,13 @@ func (s *Service) releaseOne(ctx context.Context, stopAt time.Time, b *booking.B
 	if err != nil {
 		return outcomeKept, err
 	}
-	switch st.TradeState {
-	case "CLOSED":
+	switch {
+	case st.TradeState == booking.TradeClosed:
 		return release("expired; WeChat order closed")
-	case "SUCCESS", "REFUND":
+	case st.TradeState.Paid():
 		if why := s.mismatch(b, st); why != "" {
 			if err := s.Store.RecordAudit(ctx, booking.AuditRecord{BookingID: b.ID, SlotID: b.SlotID, Event: booking.EventRejected,
-				FromStatus: -1, ToStatus: -1, Actor: ActorTimer, Reason: "paid order does not match: " + why}); err != nil {
+				FromStatus: -1, ToStatus: -1, Actor: booking.ActorTimer, Reason: "paid order does not match: " + why}); err != nil {
 				return outcomeKept, err
 			}
 			s.logger(ctx).Error("paid order does not match its booking; seat kept", "booking_id", b.ID, "reason", why)
@@ -197,7 +196,7 @@ func (s *Service) releaseOne(ctx context.Context, stopAt time.Time, b *booking.B
 	default:
 		// NOTPAY after a close (not yet effective), USERPAYING (paying right now),
 		// PAYERROR or REVOKED (closed again by the next run's first step).
-		return outcomeKept, errors.New("WeChat order is " + st.TradeState)
+		return outcomeKept, errors.New("WeChat order is " + string(st.TradeState))
 	}
 }
 
@@ -213,7 +212,7 @@ func (s *Service) Reconcile(ctx context.Context) error {
 	for _, d := range drifts {
 		s.logger(ctx).Error("slot drift", "slot_id", d.SlotID, "booked", d.Booked, "holding", d.Holding, "capacity", d.Capacity)
 		if err := s.Store.RecordAudit(ctx, booking.AuditRecord{SlotID: d.SlotID, Event: booking.EventDrift, FromStatus: -1, ToStatus: -1,
-			Actor: "system", Reason: DriftReason(d)}); err != nil {
+			Actor: booking.ActorSystem, Reason: DriftReason(d)}); err != nil {
 			return err
 		}
 	}
@@ -222,7 +221,7 @@ func (s *Service) Reconcile(ctx context.Context) error {
 
 // DriftReason describes a drift the same way in the audit trail and in the
 // reconciliation command's output.
-func DriftReason(d mysql.SlotDrift) string {
+func DriftReason(d booking.SlotDrift) string {
 	return "booked=" + strconv.Itoa(d.Booked) + " holding=" + strconv.Itoa(d.Holding) + " capacity=" + strconv.Itoa(d.Capacity)
 }
 

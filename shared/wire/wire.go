@@ -1,11 +1,10 @@
-// Package api holds the handlers of the product's functions: each function's main
-// builds one of the routers here and hands it to cloudfunction.Start. The handlers
-// parse and check the request, call package app, and shape the JSON of design.md.
-package api
+// Package wire builds what a function needs from its settings, once per warm
+// instance: the configuration, the store, WeChat Pay, CLS, WeChat login and the
+// session signer, put together into a service. It is the one place where the
+// product's packages meet; handlers receive the result and call only the service.
+package wire
 
 import (
-	"context"
-	"crypto/subtle"
 	"io"
 	"log/slog"
 	"os"
@@ -13,11 +12,11 @@ import (
 	"time"
 
 	"salon/shared/apigw"
-	"salon/shared/app"
 	"salon/shared/booking"
 	"salon/shared/cls"
 	"salon/shared/config"
 	"salon/shared/mysql"
+	"salon/shared/service"
 	"salon/shared/session"
 	"salon/shared/wechatpay"
 	"salon/shared/wxlogin"
@@ -46,18 +45,19 @@ type Env struct {
 // rather than the gateway's timeout.
 const DefaultLoginTimeout = 4 * time.Second
 
-func (e *Env) loginTimeout() time.Duration {
+// LoginTimeoutOrDefault is the code2session bound this instance uses.
+func (e *Env) LoginTimeoutOrDefault() time.Duration {
 	if e.LoginTimeout > 0 {
 		return e.LoginTimeout
 	}
 	return DefaultLoginTimeout
 }
 
-// Deps are what the handlers use.
+// Deps are what the handlers use. The store is reachable only through the
+// service: a handler has no way around the service's rules.
 type Deps struct {
 	Cfg      *config.Config
-	Store    *mysql.DB
-	Svc      *app.Service
+	Svc      *service.Service
 	Sessions *session.Signer // nil when SESSION_SECRET is unset
 	Login    *wxlogin.Client // nil when WX_APPID is unset
 	Pay      *wechatpay.Client
@@ -99,8 +99,8 @@ func (e *Env) Deps() (*Deps, error) {
 	store.LockTTL = cfg.LockTTL
 	store.WindowDays = cfg.BookingWindowDays
 
-	d := &Deps{Cfg: cfg, Store: store}
-	d.Svc = &app.Service{Store: store, AppID: cfg.WXAppID, Loc: cfg.ShopTZ, Log: e.Logger()}
+	d := &Deps{Cfg: cfg}
+	d.Svc = &service.Service{Store: store, AppID: cfg.WXAppID, Loc: cfg.ShopTZ, Log: e.Logger()}
 	if e.getenv("WECHATPAY_MCHID") != "" {
 		pcfg, err := wechatpay.ConfigFromEnv(e.getenv)
 		if err != nil {
@@ -130,40 +130,14 @@ func (e *Env) Deps() (*Deps, error) {
 	return d, nil
 }
 
-// handler adapts a handler that needs the dependencies.
-func (e *Env) handler(h func(ctx context.Context, d *Deps, r *apigw.Request) (*apigw.Response, error)) apigw.HandlerFunc {
-	return func(ctx context.Context, r *apigw.Request) (*apigw.Response, error) {
-		d, err := e.Deps()
-		if err != nil {
-			return nil, err
-		}
-		return h(ctx, d, r)
+// Close closes the store of the built dependencies, if any (tests, local tools).
+func (e *Env) Close() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.deps == nil {
+		return nil
 	}
-}
-
-// customer returns the openid of the request's session token. The openid always
-// comes from the token, never from the body.
-func (d *Deps) customer(r *apigw.Request) (string, error) {
-	if err := d.Cfg.Require("SESSION_SECRET"); err != nil {
-		return "", err
-	}
-	token := r.BearerToken()
-	if token == "" {
-		return "", booking.Errorf(booking.EUNAUTHORIZED, "no bearer token")
-	}
-	return d.Sessions.Verify(token)
-}
-
-// admin checks the salon's bearer token. Without ADMIN_TOKEN the admin API is
-// switched off (FORBIDDEN); the comparison takes the same time however much of a
-// wrong token matches.
-func (d *Deps) admin(r *apigw.Request) error {
-	if d.Cfg.AdminToken == "" {
-		return booking.Errorf(booking.EFORBIDDEN, "ADMIN_TOKEN is not set: admin API disabled")
-	}
-	got := r.BearerToken()
-	if subtle.ConstantTimeCompare([]byte(got), []byte(d.Cfg.AdminToken)) != 1 {
-		return booking.Errorf(booking.EUNAUTHORIZED, "wrong admin token")
-	}
-	return nil
+	err := e.deps.Svc.Store.Close()
+	e.deps = nil
+	return err
 }

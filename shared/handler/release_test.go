@@ -1,4 +1,4 @@
-package api
+package handler
 
 import (
 	"context"
@@ -12,13 +12,13 @@ import (
 	"testing"
 	"time"
 
-	"salon/shared/app"
 	"salon/shared/booking"
 	"salon/shared/cls"
 	"salon/shared/cls/clstest"
-	"salon/shared/mysql"
 	"salon/shared/mysql/mysqltest"
+	"salon/shared/service"
 	"salon/shared/wechatpay/wxpaysim"
+	"salon/shared/wire"
 )
 
 // The release run is driven here the way the timer drives it: the handler of
@@ -51,7 +51,7 @@ func (s *system) relRun(ctx context.Context) relSummary {
 }
 
 // runRelease is release without testing.T, for goroutines.
-func relRunEnv(ctx context.Context, e *Env) (relSummary, error) {
+func relRunEnv(ctx context.Context, e *wire.Env) (relSummary, error) {
 	out, err := Release(e)(ctx, json.RawMessage(relTimerEvent))
 	if err != nil {
 		return relSummary{}, fmt.Errorf("release run: %v", err)
@@ -141,7 +141,7 @@ func (s *system) relExpiredHold(openid string, slot int64) int64 {
 // reservation alone): cheaper than relExpiredHold where WeChat's order is not the point.
 func (s *system) relStoreHold(openid string, slot int64) int64 {
 	s.t.Helper()
-	b, _, err := s.store.Reserve(context.Background(), mysql.ReserveRequest{OpenID: openid, SlotID: slot})
+	b, _, err := s.store.Reserve(context.Background(), booking.ReserveRequest{OpenID: openid, SlotID: slot})
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -305,7 +305,7 @@ func relCheckShipped(t *testing.T, s *system, srv *clstest.Server, times int) {
 			cls.KeyActor: r.Actor, cls.KeyReason: r.Reason, cls.KeyCreatedAt: created,
 		}
 		for _, l := range logs {
-			if l.TopicID != relCLSTopic || l.Source != app.SourceRelease || l.TimeMs != r.CreatedAt.UnixMilli() || len(l.Contents) != len(want) {
+			if l.TopicID != relCLSTopic || l.Source != service.SourceRelease || l.TimeMs != r.CreatedAt.UnixMilli() || len(l.Contents) != len(want) {
 				t.Errorf("audit %d at CLS: topic %q source %q time %d contents %d", r.ID, l.TopicID, l.Source, l.TimeMs, len(l.Contents))
 			}
 			for k, v := range want {
@@ -359,7 +359,7 @@ func TestReleaseRunReleasesExpiredHolds(t *testing.T) {
 		}
 		trail, _ := s.store.BookingAudit(ctx, id)
 		last := trail[len(trail)-1]
-		if len(trail) != 2 || last.Event != booking.EventRelease || last.FromStatus != 0 || last.ToStatus != 4 || last.Actor != app.ActorTimer {
+		if len(trail) != 2 || last.Event != booking.EventRelease || last.FromStatus != 0 || last.ToStatus != 4 || last.Actor != booking.ActorTimer {
 			t.Fatalf("audit of %d: %+v", id, trail)
 		}
 	}
@@ -647,14 +647,10 @@ func TestConcurrentReleaseRuns(t *testing.T) {
 				}
 			}
 			// Each run is its own SCF instance: its own pool and WeChat client.
-			envs := make([]*Env, runs)
+			envs := make([]*wire.Env, runs)
 			for i := range envs {
-				envs[i] = &Env{Getenv: s.apiEnv.Getenv, Log: s.apiEnv.Log, AuditOut: s.audit}
-				t.Cleanup(func() {
-					if envs[i].deps != nil {
-						envs[i].deps.Store.Close()
-					}
-				})
+				envs[i] = &wire.Env{Getenv: s.apiEnv.Getenv, Log: s.apiEnv.Log, AuditOut: s.audit}
+				t.Cleanup(func() { envs[i].Close() })
 			}
 			sums := make([]relSummary, runs)
 			errs := make([]error, runs)
@@ -807,15 +803,15 @@ func TestAuditShippedAfterACrash(t *testing.T) {
 
 // changeToCheckedIn books, confirms (free slot) and checks in a booking through
 // the store only, leaving two records (reserve, checkin) no function shipped.
-func relCheckedInChange(t *testing.T, s *system, _ int64) mysql.Change {
+func relCheckedInChange(t *testing.T, s *system, _ int64) booking.Change {
 	t.Helper()
 	free := s.slot(31*time.Hour, 1, 0)
 	id, a := s.reserve("o-crash-free", free)
 	if id == 0 {
 		t.Fatalf("reserve free slot: %d %s", a.Status, a.Body)
 	}
-	return mysql.Change{BookingID: id, From: booking.StatusConfirmed, To: booking.StatusCompleted,
-		Event: booking.EventCheckIn, Actor: app.ActorSalon, Reason: "checked in"}
+	return booking.Change{BookingID: id, From: booking.StatusConfirmed, To: booking.StatusCompleted,
+		Event: booking.EventCheckIn, Actor: booking.ActorSalon, Reason: "checked in"}
 }
 
 func TestAuditStaysInMySQLWithoutCLS(t *testing.T) {

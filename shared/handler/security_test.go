@@ -1,4 +1,4 @@
-package api
+package handler
 
 import (
 	"context"
@@ -21,6 +21,7 @@ import (
 	"salon/shared/mysql/mysqltest"
 	"salon/shared/session"
 	"salon/shared/wechatpay/wxpaysim"
+	"salon/shared/wire"
 )
 
 // The security sweep: forged and replayed notifications, token games, other
@@ -651,16 +652,16 @@ func TestSecurityLogsHoldNoSecrets(t *testing.T) {
 func FuzzHandlerBodies(f *testing.F) {
 	dsn := mysqltest.NewDSN(f)
 	env := map[string]string{"MYSQL_DSN": dsn, "SESSION_SECRET": testSecret, "ADMIN_TOKEN": testAdmin}
-	e := &Env{Getenv: func(k string) string { return env[k] }, Log: slog.New(slog.NewJSONHandler(io.Discard, nil)), AuditOut: io.Discard}
+	e := &wire.Env{Getenv: func(k string) string { return env[k] }, Log: slog.New(slog.NewJSONHandler(io.Discard, nil)), AuditOut: io.Discard}
 	d, err := e.Deps()
 	if err != nil {
 		f.Fatal(err)
 	}
-	f.Cleanup(func() { d.Store.Close() })
-	if err := d.Store.Migrate(context.Background()); err != nil {
+	f.Cleanup(func() { d.Svc.Store.Close() })
+	if err := d.Svc.Store.Migrate(context.Background()); err != nil {
 		f.Fatal(err)
 	}
-	slot := mysqltest.AddSlot(f, d.Store, 26*time.Hour, 3, 0)
+	slot := mysqltest.AddSlot(f, d.Svc.Store, 26*time.Hour, 3, 0)
 	reserve, admin := ReserveRouter(e), AdminRouter(e)
 	signer := &session.Signer{Secret: []byte(testSecret)}
 	token, _, err := signer.Issue("o-fuzz")
@@ -733,7 +734,7 @@ func FuzzHandlerBodies(f *testing.F) {
 		}
 		// Nothing a request does may break the seat counters.
 		var bad int
-		if err := d.Store.SQL().QueryRow(`SELECT COUNT(*) FROM t_slot s WHERE s.booked <> (SELECT COUNT(*) FROM t_booking b
+		if err := d.Svc.Store.SQL().QueryRow(`SELECT COUNT(*) FROM t_slot s WHERE s.booked <> (SELECT COUNT(*) FROM t_booking b
 			WHERE b.slot_id = s.slot_id AND b.status IN (0, 1, 2))`).Scan(&bad); err != nil || bad != 0 {
 			t.Fatalf("invariant: %d slots off (%v)", bad, err)
 		}

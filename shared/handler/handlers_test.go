@@ -1,4 +1,4 @@
-package api
+package handler
 
 import (
 	"context"
@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"salon/shared/booking"
-	"salon/shared/mysql"
 	"salon/shared/mysql/mysqltest"
 	"salon/shared/session"
 	"salon/shared/wechatpay/wxpaysim"
@@ -371,7 +370,7 @@ func TestErrorCodes(t *testing.T) {
 	far := s.slot(20*24*time.Hour, 3, 5000)
 	closed := s.freshSlot(3, 5000)
 	no := false
-	if _, err := s.store.UpdateSlot(ctx, closed, mysql.SlotUpdate{Open: &no}); err != nil {
+	if _, err := s.store.UpdateSlot(ctx, closed, booking.SlotUpdate{Open: &no}, booking.ActorSalon); err != nil {
 		t.Fatal(err)
 	}
 	idC, _ := s.reserve("o-c", other)

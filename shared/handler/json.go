@@ -1,10 +1,9 @@
-package api
+package handler
 
 import (
 	"time"
 
 	"salon/shared/booking"
-	"salon/shared/mysql"
 	"salon/shared/wechatpay"
 )
 
@@ -89,7 +88,7 @@ func toSlotJSON(s *booking.Slot, bookable bool, loc *time.Location, withOpen boo
 	return j
 }
 
-func toSlotsJSON(vs []mysql.SlotView, loc *time.Location) []slotJSON {
+func toSlotsJSON(vs []booking.SlotView, loc *time.Location) []slotJSON {
 	out := make([]slotJSON, 0, len(vs))
 	for i := range vs {
 		out = append(out, toSlotJSON(&vs[i].Slot, vs[i].Bookable, loc, false))

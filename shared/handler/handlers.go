@@ -1,4 +1,4 @@
-package api
+package handler
 
 import (
 	"context"
@@ -11,22 +11,22 @@ import (
 	"unicode/utf8"
 
 	"salon/shared/apigw"
-	"salon/shared/app"
 	"salon/shared/booking"
-	"salon/shared/mysql"
+	"salon/shared/service"
+	"salon/shared/wire"
 )
 
 // maxMine is how many of a customer's bookings GET /bookings/mine answers.
 const maxMine = 50
 
 // SlotsRouter serves the public schedule and the health check (function slots).
-func SlotsRouter(e *Env) *apigw.Router {
+func SlotsRouter(e *wire.Env) *apigw.Router {
 	rt := apigw.NewRouter("slots", e.Logger())
 	rt.Handle(http.MethodGet, "/healthz", func(ctx context.Context, r *apigw.Request) (*apigw.Response, error) {
 		d, err := e.Deps()
 		if err == nil {
 			pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-			err = d.Store.Ping(pctx)
+			err = d.Svc.Ping(pctx)
 			cancel()
 		}
 		if err != nil {
@@ -35,12 +35,12 @@ func SlotsRouter(e *Env) *apigw.Router {
 		}
 		return apigw.JSON(http.StatusOK, map[string]string{"status": "ok"}), nil
 	})
-	rt.Handle(http.MethodGet, "/slots", e.handler(func(ctx context.Context, d *Deps, r *apigw.Request) (*apigw.Response, error) {
+	rt.Handle(http.MethodGet, "/slots", withDeps(e, func(ctx context.Context, d *wire.Deps, r *apigw.Request) (*apigw.Response, error) {
 		date, from, to, err := dayQuery(r, d.Cfg.ShopTZ)
 		if err != nil {
 			return nil, err
 		}
-		slots, err := d.Store.ListSlots(ctx, from, to)
+		slots, err := d.Svc.Schedule(ctx, from, to)
 		if err != nil {
 			return nil, err
 		}
@@ -70,9 +70,9 @@ func oneQuery(r *apigw.Request, name string) (string, error) {
 }
 
 // LoginRouter exchanges the mini-program's login code for a session token.
-func LoginRouter(e *Env) *apigw.Router {
+func LoginRouter(e *wire.Env) *apigw.Router {
 	rt := apigw.NewRouter("login", e.Logger())
-	rt.Handle(http.MethodPost, "/login", e.handler(func(ctx context.Context, d *Deps, r *apigw.Request) (*apigw.Response, error) {
+	rt.Handle(http.MethodPost, "/login", withDeps(e, func(ctx context.Context, d *wire.Deps, r *apigw.Request) (*apigw.Response, error) {
 		if err := d.Cfg.Require("SESSION_SECRET", "WX_APPID", "WX_APPSECRET"); err != nil {
 			return nil, err
 		}
@@ -85,7 +85,7 @@ func LoginRouter(e *Env) *apigw.Router {
 		if body.Code == "" || len(body.Code) > 128 {
 			return nil, booking.Errorf(booking.EBADREQUEST, "code: want 1-128 characters")
 		}
-		wctx, cancel := context.WithTimeout(ctx, e.loginTimeout())
+		wctx, cancel := context.WithTimeout(ctx, e.LoginTimeoutOrDefault())
 		defer cancel()
 		openid, err := d.Login.Code2Session(wctx, body.Code)
 		if err != nil {
@@ -101,10 +101,10 @@ func LoginRouter(e *Env) *apigw.Router {
 }
 
 // ReserveRouter serves reservations: create, pay again, and the customer's list.
-func ReserveRouter(e *Env) *apigw.Router {
+func ReserveRouter(e *wire.Env) *apigw.Router {
 	rt := apigw.NewRouter("reserve", e.Logger())
-	rt.Handle(http.MethodPost, "/bookings", e.handler(func(ctx context.Context, d *Deps, r *apigw.Request) (*apigw.Response, error) {
-		openid, err := d.customer(r)
+	rt.Handle(http.MethodPost, "/bookings", withDeps(e, func(ctx context.Context, d *wire.Deps, r *apigw.Request) (*apigw.Response, error) {
+		openid, err := customerOf(d, r)
 		if err != nil {
 			return nil, err
 		}
@@ -124,7 +124,7 @@ func ReserveRouter(e *Env) *apigw.Router {
 		res, err := d.Svc.Reserve(ctx, openid, body.SlotID, key)
 		return reservationResponse(ctx, d, res, err, http.StatusCreated)
 	}))
-	rt.Handle(http.MethodPost, "/bookings/{id}/pay", e.handler(func(ctx context.Context, d *Deps, r *apigw.Request) (*apigw.Response, error) {
+	rt.Handle(http.MethodPost, "/bookings/{id}/pay", withDeps(e, func(ctx context.Context, d *wire.Deps, r *apigw.Request) (*apigw.Response, error) {
 		openid, id, err := customerAndID(d, r)
 		if err != nil {
 			return nil, err
@@ -132,12 +132,12 @@ func ReserveRouter(e *Env) *apigw.Router {
 		res, err := d.Svc.PayAgain(ctx, openid, id)
 		return reservationResponse(ctx, d, res, err, http.StatusOK)
 	}))
-	rt.Handle(http.MethodGet, "/bookings/mine", e.handler(func(ctx context.Context, d *Deps, r *apigw.Request) (*apigw.Response, error) {
-		openid, err := d.customer(r)
+	rt.Handle(http.MethodGet, "/bookings/mine", withDeps(e, func(ctx context.Context, d *wire.Deps, r *apigw.Request) (*apigw.Response, error) {
+		openid, err := customerOf(d, r)
 		if err != nil {
 			return nil, err
 		}
-		bs, err := d.Store.ListCustomerBookings(ctx, openid, maxMine)
+		bs, err := d.Svc.CustomerBookings(ctx, openid, maxMine)
 		if err != nil {
 			return nil, err
 		}
@@ -156,7 +156,7 @@ func validIdemKey(key string) bool {
 	return !strings.ContainsFunc(key, unicode.IsControl)
 }
 
-func reservationResponse(ctx context.Context, d *Deps, res *app.Reservation, err error, status int) (*apigw.Response, error) {
+func reservationResponse(ctx context.Context, d *wire.Deps, res *service.Reservation, err error, status int) (*apigw.Response, error) {
 	if res != nil && res.Booking != nil {
 		apigw.SetBookingID(ctx, res.Booking.ID)
 	}
@@ -166,8 +166,8 @@ func reservationResponse(ctx context.Context, d *Deps, res *app.Reservation, err
 	return apigw.JSON(status, reservationJSON{Booking: toBookingJSON(res.Booking, d.Cfg.ShopTZ, false), Payment: res.Payment}), nil
 }
 
-func customerAndID(d *Deps, r *apigw.Request) (string, int64, error) {
-	openid, err := d.customer(r)
+func customerAndID(d *wire.Deps, r *apigw.Request) (string, int64, error) {
+	openid, err := customerOf(d, r)
 	if err != nil {
 		return "", 0, err
 	}
@@ -176,9 +176,9 @@ func customerAndID(d *Deps, r *apigw.Request) (string, int64, error) {
 }
 
 // CancelRouter serves the customer's cancel.
-func CancelRouter(e *Env) *apigw.Router {
+func CancelRouter(e *wire.Env) *apigw.Router {
 	rt := apigw.NewRouter("cancel", e.Logger())
-	rt.Handle(http.MethodPost, "/bookings/{id}/cancel", e.handler(func(ctx context.Context, d *Deps, r *apigw.Request) (*apigw.Response, error) {
+	rt.Handle(http.MethodPost, "/bookings/{id}/cancel", withDeps(e, func(ctx context.Context, d *wire.Deps, r *apigw.Request) (*apigw.Response, error) {
 		openid, id, err := customerAndID(d, r)
 		if err != nil {
 			return nil, err
@@ -190,7 +190,7 @@ func CancelRouter(e *Env) *apigw.Router {
 	return rt
 }
 
-func bookingResponse(d *Deps, b *booking.Booking, err error, withOpenID bool) (*apigw.Response, error) {
+func bookingResponse(d *wire.Deps, b *booking.Booking, err error, withOpenID bool) (*apigw.Response, error) {
 	if err != nil {
 		return nil, err
 	}
@@ -199,17 +199,17 @@ func bookingResponse(d *Deps, b *booking.Booking, err error, withOpenID bool) (*
 
 // AdminRouter serves the salon: schedule, slot changes, the day's bookings,
 // cancel and check-in.
-func AdminRouter(e *Env) *apigw.Router {
+func AdminRouter(e *wire.Env) *apigw.Router {
 	rt := apigw.NewRouter("admin", e.Logger())
-	admin := func(h func(ctx context.Context, d *Deps, r *apigw.Request) (*apigw.Response, error)) apigw.HandlerFunc {
-		return e.handler(func(ctx context.Context, d *Deps, r *apigw.Request) (*apigw.Response, error) {
-			if err := d.admin(r); err != nil {
+	admin := func(h func(ctx context.Context, d *wire.Deps, r *apigw.Request) (*apigw.Response, error)) apigw.HandlerFunc {
+		return withDeps(e, func(ctx context.Context, d *wire.Deps, r *apigw.Request) (*apigw.Response, error) {
+			if err := checkAdmin(d, r); err != nil {
 				return nil, err
 			}
 			return h(ctx, d, r)
 		})
 	}
-	rt.Handle(http.MethodPost, "/admin/slots", admin(func(ctx context.Context, d *Deps, r *apigw.Request) (*apigw.Response, error) {
+	rt.Handle(http.MethodPost, "/admin/slots", admin(func(ctx context.Context, d *wire.Deps, r *apigw.Request) (*apigw.Response, error) {
 		var sched booking.Schedule
 		if err := apigw.DecodeJSON(r, &sched); err != nil {
 			return nil, err
@@ -220,45 +220,33 @@ func AdminRouter(e *Env) *apigw.Router {
 		}
 		return apigw.JSON(http.StatusCreated, map[string]int{"created": created, "skipped": skipped}), nil
 	}))
-	rt.Handle(http.MethodPatch, "/admin/slots/{id}", admin(func(ctx context.Context, d *Deps, r *apigw.Request) (*apigw.Response, error) {
+	rt.Handle(http.MethodPatch, "/admin/slots/{id}", admin(func(ctx context.Context, d *wire.Deps, r *apigw.Request) (*apigw.Response, error) {
 		id, err := r.PathInt64("id")
 		if err != nil {
 			return nil, err
 		}
-		var body struct {
-			Capacity *int  `json:"capacity"`
-			Open     *bool `json:"open"`
-		}
-		if err := apigw.DecodeJSON(r, &body); err != nil {
+		var u booking.SlotUpdate
+		if err := apigw.DecodeJSON(r, &u); err != nil {
 			return nil, err
 		}
-		if body.Capacity == nil && body.Open == nil {
-			return nil, booking.Errorf(booking.EBADREQUEST, "want capacity or open")
-		}
-		if body.Capacity != nil && (*body.Capacity < 1 || *body.Capacity > 50) {
-			return nil, booking.Errorf(booking.EBADREQUEST, "capacity %d outside 1-50", *body.Capacity)
-		}
-		if body.Open != nil && *body.Open {
-			return nil, booking.Errorf(booking.EBADREQUEST, "open: only false (close the slot) is supported")
-		}
-		s, err := d.Store.UpdateSlot(ctx, id, mysql.SlotUpdate{Capacity: body.Capacity, Open: body.Open})
+		s, err := d.Svc.UpdateSlot(ctx, id, u)
 		if err != nil {
 			return nil, err
 		}
 		return apigw.JSON(http.StatusOK, toSlotJSON(&s.Slot, s.Bookable, d.Cfg.ShopTZ, true)), nil
 	}))
-	rt.Handle(http.MethodGet, "/admin/bookings", admin(func(ctx context.Context, d *Deps, r *apigw.Request) (*apigw.Response, error) {
+	rt.Handle(http.MethodGet, "/admin/bookings", admin(func(ctx context.Context, d *wire.Deps, r *apigw.Request) (*apigw.Response, error) {
 		date, from, to, err := dayQuery(r, d.Cfg.ShopTZ)
 		if err != nil {
 			return nil, err
 		}
-		bs, err := d.Store.ListSlotBookings(ctx, from, to)
+		bs, err := d.Svc.DayBookings(ctx, from, to)
 		if err != nil {
 			return nil, err
 		}
 		return apigw.JSON(http.StatusOK, map[string]any{"date": date, "bookings": toBookingsJSON(bs, d.Cfg.ShopTZ, true)}), nil
 	}))
-	rt.Handle(http.MethodPost, "/admin/bookings/{id}/cancel", admin(func(ctx context.Context, d *Deps, r *apigw.Request) (*apigw.Response, error) {
+	rt.Handle(http.MethodPost, "/admin/bookings/{id}/cancel", admin(func(ctx context.Context, d *wire.Deps, r *apigw.Request) (*apigw.Response, error) {
 		id, err := r.PathInt64("id")
 		if err != nil {
 			return nil, err
@@ -267,7 +255,7 @@ func AdminRouter(e *Env) *apigw.Router {
 		b, err := d.Svc.CancelBySalon(ctx, id)
 		return bookingResponse(d, b, err, true)
 	}))
-	rt.Handle(http.MethodPost, "/admin/bookings/{id}/checkin", admin(func(ctx context.Context, d *Deps, r *apigw.Request) (*apigw.Response, error) {
+	rt.Handle(http.MethodPost, "/admin/bookings/{id}/checkin", admin(func(ctx context.Context, d *wire.Deps, r *apigw.Request) (*apigw.Response, error) {
 		id, err := r.PathInt64("id")
 		if err != nil {
 			return nil, err
@@ -281,13 +269,13 @@ func AdminRouter(e *Env) *apigw.Router {
 
 // Release is the timer function: one release run, answered with its summary. An
 // error makes SCF retry the run, which is safe: every step is idempotent.
-func Release(e *Env) func(ctx context.Context, _ json.RawMessage) (app.Summary, error) {
-	return func(ctx context.Context, _ json.RawMessage) (app.Summary, error) {
+func Release(e *wire.Env) func(ctx context.Context, _ json.RawMessage) (service.Summary, error) {
+	return func(ctx context.Context, _ json.RawMessage) (service.Summary, error) {
 		start := time.Now()
 		d, err := e.Deps()
 		if err != nil {
 			e.Logger().Error("release: configuration", "err", err.Error())
-			return app.Summary{}, errors.New(booking.ErrorMessage(err) + ": " + err.Error())
+			return service.Summary{}, errors.New(booking.ErrorMessage(err) + ": " + err.Error())
 		}
 		sum, err := d.Svc.Release(ctx)
 		attrs := []any{"function", "release", "released", sum.Released, "confirmed", sum.Confirmed,

@@ -1,0 +1,128 @@
+package booking
+
+import (
+	"time"
+)
+
+// Actors: who asked for a change. They are written into every audit record.
+const (
+	ActorCustomer = "customer"
+	ActorSalon    = "salon"
+	ActorTimer    = "timer"     // the release run
+	ActorWeChat   = "wechatpay" // a verified notification or signed query answer
+	ActorSystem   = "system"    // the product's own checks (reconciliation)
+)
+
+// Change is one change of a booking's status, the only kind of write that moves
+// a booking from one state to another. It names the status it expects to find,
+// so of several concurrent changes of one booking exactly one wins.
+type Change struct {
+	BookingID int64
+	From, To  Status
+	Event     string // Event*
+	Actor     string // Actor*
+	Reason    string
+
+	// Payment, when set, records the verified payment with the change.
+	Payment *Payment
+	// StartRefund, when set, records in the same transaction that the deposit is
+	// to be refunded in full (a paid booking cancelled), so the refund can never be
+	// forgotten between the commit and the call to WeChat.
+	StartRefund bool
+}
+
+// Payment is a verified WeChat payment as it is recorded on its booking.
+type Payment struct {
+	TransactionID string
+	AmountFen     int64
+	PaidAt        time.Time
+}
+
+// ReserveRequest asks for one seat for one customer.
+type ReserveRequest struct {
+	OpenID  string
+	SlotID  int64
+	IdemKey string // optional; names one reservation of this customer
+}
+
+// Capacity bounds of a slot, the same for a new schedule and a changed slot.
+const (
+	MinCapacity = 1
+	MaxCapacity = 50
+)
+
+// SlotUpdate is the salon's change of one slot: its capacity, or closing it to
+// new bookings. Exactly what the salon asked for is applied, in one transaction.
+type SlotUpdate struct {
+	Capacity *int  `json:"capacity"`
+	Open     *bool `json:"open"`
+}
+
+// Validate checks the update's shape; whether the capacity fits what is booked
+// is decided by the store on the locked row.
+func (u SlotUpdate) Validate() error {
+	if u.Capacity == nil && u.Open == nil {
+		return Errorf(EBADREQUEST, "want capacity or open")
+	}
+	if u.Capacity != nil && (*u.Capacity < MinCapacity || *u.Capacity > MaxCapacity) {
+		return Errorf(EBADREQUEST, "capacity %d outside %d-%d", *u.Capacity, MinCapacity, MaxCapacity)
+	}
+	if u.Open != nil && *u.Open {
+		return Errorf(EBADREQUEST, "open: only false (close the slot) is supported")
+	}
+	return nil
+}
+
+// SlotView is a slot as the schedule shows it, with whether it can be booked now.
+type SlotView struct {
+	Slot
+	Bookable bool
+}
+
+// SlotDrift is a slot whose booked counter disagrees with the bookings that hold
+// its seats: a bug, reported and never repaired silently.
+type SlotDrift struct {
+	SlotID   int64
+	Booked   int
+	Holding  int // bookings in a status that holds a seat
+	Capacity int
+}
+
+// TradeState is a WeChat Pay order's state as a signed query or a notification
+// names it.
+type TradeState string
+
+const (
+	TradeSuccess    TradeState = "SUCCESS"    // paid
+	TradeRefund     TradeState = "REFUND"     // paid, and a refund was requested since
+	TradeNotPay     TradeState = "NOTPAY"     // not paid (yet)
+	TradeClosed     TradeState = "CLOSED"     // closed: can never be paid
+	TradeUserPaying TradeState = "USERPAYING" // the customer is paying right now
+	TradeRevoked    TradeState = "REVOKED"
+	TradePayError   TradeState = "PAYERROR"
+)
+
+// Paid reports whether the order's money was taken.
+func (t TradeState) Paid() bool { return t == TradeSuccess || t == TradeRefund }
+
+// WeChatRefundState is a refund's state as WeChat Pay names it in a refund's
+// answer, its query and its notification.
+type WeChatRefundState string
+
+const (
+	WeChatRefundSuccess    WeChatRefundState = "SUCCESS"
+	WeChatRefundClosed     WeChatRefundState = "CLOSED"
+	WeChatRefundAbnormal   WeChatRefundState = "ABNORMAL"
+	WeChatRefundProcessing WeChatRefundState = "PROCESSING"
+)
+
+// Outcome is the product's refund state WeChat's answer leads to.
+func (w WeChatRefundState) Outcome() RefundStatus {
+	switch w {
+	case WeChatRefundSuccess:
+		return RefundSucceeded
+	case WeChatRefundClosed, WeChatRefundAbnormal:
+		return RefundFailed
+	}
+	return RefundProcessing
+}

@@ -1,0 +1,57 @@
+// Package handler turns the gateway's requests into service calls: each
+// function's main builds one of the routers here and hands it to
+// cloudfunction.Start. A handler checks who is asking, decodes and checks the
+// request's shape, calls the service, and shapes the JSON answer; the rules
+// themselves live in the service and the booking package.
+package handler
+
+import (
+	"context"
+	"crypto/subtle"
+
+	"salon/shared/apigw"
+	"salon/shared/booking"
+	"salon/shared/wire"
+)
+
+// depsHandler is a handler that needs the function's dependencies.
+type depsHandler func(ctx context.Context, d *wire.Deps, r *apigw.Request) (*apigw.Response, error)
+
+// withDeps adapts a handler that needs the dependencies; a configuration that
+// cannot be built answers INTERNAL (the log names the setting).
+func withDeps(e *wire.Env, h depsHandler) apigw.HandlerFunc {
+	return func(ctx context.Context, r *apigw.Request) (*apigw.Response, error) {
+		d, err := e.Deps()
+		if err != nil {
+			return nil, err
+		}
+		return h(ctx, d, r)
+	}
+}
+
+// customer returns the openid of the request's session token. The openid always
+// comes from the token, never from the body.
+func customerOf(d *wire.Deps, r *apigw.Request) (string, error) {
+	if err := d.Cfg.Require("SESSION_SECRET"); err != nil {
+		return "", err
+	}
+	token := r.BearerToken()
+	if token == "" {
+		return "", booking.Errorf(booking.EUNAUTHORIZED, "no bearer token")
+	}
+	return d.Sessions.Verify(token)
+}
+
+// admin checks the salon's bearer token. Without ADMIN_TOKEN the admin API is
+// switched off (FORBIDDEN); the comparison takes the same time however much of a
+// wrong token matches.
+func checkAdmin(d *wire.Deps, r *apigw.Request) error {
+	if d.Cfg.AdminToken == "" {
+		return booking.Errorf(booking.EFORBIDDEN, "ADMIN_TOKEN is not set: admin API disabled")
+	}
+	got := r.BearerToken()
+	if subtle.ConstantTimeCompare([]byte(got), []byte(d.Cfg.AdminToken)) != 1 {
+		return booking.Errorf(booking.EUNAUTHORIZED, "wrong admin token")
+	}
+	return nil
+}

@@ -1,0 +1,46 @@
+package wire
+
+import (
+	"go/parser"
+	"go/token"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestLayers keeps the layers apart: the domain imports nothing of ours,
+// handlers reach the store only through the service, the store knows nothing of
+// WeChat or transport, and the service knows nothing of transport.
+func TestLayers(t *testing.T) {
+	forbidden := map[string][]string{
+		"booking":   {"salon/"},
+		"handler":   {"salon/shared/mysql", "salon/shared/cls"},
+		"service":   {"salon/shared/handler", "salon/shared/apigw", "salon/shared/wire"},
+		"mysql":     {"salon/shared/service", "salon/shared/handler", "salon/shared/wechatpay", "salon/shared/cls", "salon/shared/apigw"},
+		"wechatpay": {"salon/shared/mysql", "salon/shared/service", "salon/shared/handler"},
+		"cls":       {"salon/shared/mysql", "salon/shared/service", "salon/shared/handler"},
+	}
+	for pkg, bad := range forbidden {
+		files, err := filepath.Glob(filepath.Join("..", pkg, "*.go"))
+		if err != nil || len(files) == 0 {
+			t.Fatalf("package %s: no files (%v)", pkg, err)
+		}
+		for _, f := range files {
+			if strings.HasSuffix(f, "_test.go") {
+				continue
+			}
+			af, err := parser.ParseFile(token.NewFileSet(), f, nil, parser.ImportsOnly)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, imp := range af.Imports {
+				path := strings.Trim(imp.Path.Value, `"`)
+				for _, b := range bad {
+					if path == b || (strings.HasSuffix(b, "/") && strings.HasPrefix(path, b)) {
+						t.Errorf("%s imports %s: that crosses a layer", f, path)
+					}
+				}
+			}
+		}
+	}
+}
