@@ -25,6 +25,11 @@ const (
 	DefaultLockTTL           = 15 * time.Minute
 	DefaultBookingWindowDays = 14
 	DefaultWXAPIBase         = "https://api.weixin.qq.com"
+	DefaultCancelFreeHours   = 2
+	DefaultNoShowGrace       = 30 * time.Minute
+	DefaultRefundQueryAfter  = 5 * time.Minute
+	DefaultRemindBefore      = 3 * time.Hour
+	DefaultShopName          = "美甲店"
 
 	// MinSessionSecretBytes matches session.MinSecretBytes: the HMAC-SHA256 key must
 	// carry at least as many bytes as the hash.
@@ -45,6 +50,22 @@ type Config struct {
 	WXAPIBase         string // without a trailing slash
 	CLSEndpoint       string // empty (with CLSTopicID): audit stays in MySQL only
 	CLSTopicID        string
+
+	// CancelFreeHours: a customer's cancel is refunded in full until this many
+	// hours before the start (0: until the start).
+	CancelFreeHours int
+	// NoShowGrace: how long after its slot ends a confirmed booking nobody
+	// checked in becomes a no-show.
+	NoShowGrace time.Duration
+	// NoShowLimit: no-shows in 90 days that block reserving; 0 switches it off.
+	NoShowLimit int
+	// RefundQueryAfter: how long a refund may stay processing before the release
+	// run asks WeChat about it.
+	RefundQueryAfter time.Duration
+	// RemindBefore: how long before the start the reminder goes out.
+	RemindBefore time.Duration
+	// ShopName is the salon's name in messages and the console.
+	ShopName string
 }
 
 // Load reads and checks the settings through getenv (nil means os.Getenv). Unset
@@ -65,6 +86,14 @@ func Load(getenv func(string) string) (*Config, error) {
 		WXAPIBase:         DefaultWXAPIBase,
 		CLSEndpoint:       get("CLS_ENDPOINT"),
 		CLSTopicID:        get("CLS_TOPIC_ID"),
+		CancelFreeHours:   DefaultCancelFreeHours,
+		NoShowGrace:       DefaultNoShowGrace,
+		RefundQueryAfter:  DefaultRefundQueryAfter,
+		RemindBefore:      DefaultRemindBefore,
+		ShopName:          DefaultShopName,
+	}
+	if v := get("SHOP_NAME"); v != "" {
+		c.ShopName = v
 	}
 
 	if v := get("MYSQL_DSN"); v != "" {
@@ -99,6 +128,38 @@ func Load(getenv func(string) string) (*Config, error) {
 			return nil, invalid("BOOKING_WINDOW_DAYS", "want a whole number of days from 1 to %d, got %q", maxBookingWindowDays, v)
 		}
 		c.BookingWindowDays = n
+	}
+
+	if v := get("CANCEL_FREE_HOURS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n > 24*maxBookingWindowDays {
+			return nil, invalid("CANCEL_FREE_HOURS", "want a whole number of hours, 0 or more, got %q", v)
+		}
+		c.CancelFreeHours = n
+	}
+	if v := get("NO_SHOW_LIMIT"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n > 1000 {
+			return nil, invalid("NO_SHOW_LIMIT", "want a whole number, 0 (off) or more, got %q", v)
+		}
+		c.NoShowLimit = n
+	}
+	for _, d := range []struct {
+		name string
+		into *time.Duration
+		zero bool // whether 0 is a meaningful value
+	}{
+		{"NO_SHOW_GRACE", &c.NoShowGrace, true},
+		{"REFUND_QUERY_AFTER", &c.RefundQueryAfter, false},
+		{"REMIND_BEFORE", &c.RemindBefore, false},
+	} {
+		if v := get(d.name); v != "" {
+			dur, err := time.ParseDuration(v)
+			if err != nil || dur < 0 || (dur == 0 && !d.zero) {
+				return nil, invalid(d.name, "want a positive Go duration such as 30m, got %q", v)
+			}
+			*d.into = dur
+		}
 	}
 
 	if v := get("SESSION_SECRET"); v != "" {
