@@ -27,6 +27,7 @@ var wantRoutes = map[string]string{
 	"GET /admin/bookings":               "admin",
 	"POST /admin/bookings/{id}/cancel":  "admin",
 	"POST /admin/bookings/{id}/checkin": "admin",
+	"POST /admin/bookings/{id}/noshow":  "admin",
 }
 
 // The settings of design.md's configuration table that the functions get on SCF.
@@ -36,6 +37,7 @@ var wantEnv = []string{
 	"WECHATPAY_MCHID", "WECHATPAY_MCH_CERT_SERIAL", "WECHATPAY_MCH_PRIVATE_KEY", "WECHATPAY_APIV3_KEY",
 	"WECHATPAY_PUBLIC_KEY_ID", "WECHATPAY_PUBLIC_KEY", "WECHATPAY_API_BASE",
 	"WECHATPAY_NOTIFY_URL", "WECHATPAY_REFUND_NOTIFY_URL", "CLS_ENDPOINT", "CLS_TOPIC_ID",
+	"CANCEL_FREE_HOURS", "NO_SHOW_GRACE", "NO_SHOW_LIMIT", "REFUND_QUERY_AFTER",
 }
 
 func TestRepositoryServerlessYML(t *testing.T) {

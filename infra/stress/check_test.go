@@ -75,9 +75,11 @@ var transitions = map[string][][2]int{
 	booking.EventReserve:     {{-1, 0}, {-1, 1}},
 	booking.EventConfirm:     {{0, 1}},
 	booking.EventLatePayment: {{4, 1}},
-	booking.EventCheckIn:     {{1, 2}},
+	booking.EventCheckIn:     {{1, 2}, {5, 2}},
 	booking.EventCancel:      {{0, 3}, {1, 3}},
+	booking.EventLateCancel:  {{1, 3}},
 	booking.EventRelease:     {{0, 4}},
+	booking.EventNoShow:      {{1, 5}},
 }
 
 // check compares the database, WeChat Pay's books and the audit trail with the
@@ -117,6 +119,14 @@ func (m *model) check(final bool) {
 		}
 	}
 
+	// A customer's late cancel keeps the deposit, by the policy: the only paid
+	// booking without a seat that is not refunded.
+	lateCancel := map[int64]bool{}
+	for _, a := range audits {
+		if a.event == booking.EventLateCancel {
+			lateCancel[a.book] = true
+		}
+	}
 	for _, b := range bs {
 		no := booking.OutTradeNo(b.id)
 		o, hasOrder := orders[no]
@@ -127,7 +137,8 @@ func (m *model) check(final bool) {
 		if b.amount == 0 && (hasOrder || b.refundStatus.Valid) {
 			s.violate("free booking %d has a WeChat order or a refund", b.id)
 		}
-		seat := b.status == int(booking.StatusConfirmed) || b.status == int(booking.StatusCompleted)
+		// Paid seats: confirmed, completed, and no-shows (the seat was sold).
+		seat := b.status == int(booking.StatusConfirmed) || b.status == int(booking.StatusCompleted) || b.status == int(booking.StatusNoShow)
 		if b.amount > 0 && seat && !paid {
 			s.violate("booking %d is %s without a payment at WeChat", b.id, booking.Status(b.status))
 		}
@@ -144,6 +155,9 @@ func (m *model) check(final bool) {
 			if seat {
 				s.violate("booking %d keeps its seat and has a refund (%s)", b.id, b.refundStatus.String)
 			}
+			if lateCancel[b.id] {
+				s.violate("booking %d was cancelled late, its deposit kept, and has a refund (%s)", b.id, b.refundStatus.String)
+			}
 		}
 		if !b.refundStatus.Valid && len(refunds[no]) > 0 {
 			s.violate("WeChat refunded booking %d, which records no refund", b.id)
@@ -154,6 +168,7 @@ func (m *model) check(final bool) {
 		if final && paid {
 			switch {
 			case seat && !b.refundStatus.Valid:
+			case lateCancel[b.id] && b.status == int(booking.StatusCancelled) && !b.refundStatus.Valid:
 			case !seat && b.refundStatus.String == string(booking.RefundSucceeded) && len(refunds[no]) == 1 && refunds[no][0].Status == wxpaysim.RefundSuccess:
 			default:
 				s.violate("payment %s of booking %d (%s, refund %q) is neither a seat nor a full refund", no, b.id, booking.Status(b.status), b.refundStatus.String)
@@ -302,6 +317,10 @@ func (m *model) quiet() {
 		db := s.store.SQL()
 		db.Exec(`UPDATE t_booking SET lock_expire = UTC_TIMESTAMP(6) - INTERVAL 1 SECOND WHERE status = 0`)
 		db.Exec(`UPDATE t_booking SET claim_until = '1970-01-01' WHERE claim_until > '1970-01-01'`)
+		// Refund backoffs and REFUND_QUERY_AFTER pass too: a refund whose
+		// notification was lost is settled by the run's query.
+		db.Exec(`UPDATE t_booking SET refund_next_at = UTC_TIMESTAMP(6), refund_requested_at = refund_requested_at - INTERVAL 1 HOUR
+			WHERE refund_status IN ('pending', 'processing')`)
 		sum, err := s.runRelease()
 		left := m.unsettled()
 		if err == nil && sum == (service.Summary{}) && left == "" {

@@ -49,6 +49,9 @@ var weights = []struct {
 	{"salon-cancel", 3, false},
 	{"capacity", 3, false},
 	{"checkin", 4, false},
+	{"noshow", 2, false},    // the salon marks a confirmed booking as a no-show
+	{"slot-soon", 1, false}, // a slot's start comes within the free-cancel window
+	{"slot-over", 1, false}, // a slot's appointment is over (no-shows fall due)
 	{"release", 6, false},
 	{"time-passes", 5, false}, // holds expire, release leases lapse
 	{"redeliver", 4, false},   // WeChat retries a notification that failed
@@ -158,6 +161,12 @@ func newModel(s *system, seed uint64, customers int) *model {
 		date := sl.StartAt.In(loc).Format("2006-01-02")
 		m.slots = append(m.slots, slotInfo{id: id, date: date, price: price})
 		if !slices.Contains(m.dates, date) {
+			m.dates = append(m.dates, date)
+		}
+	}
+	// Slots moved by slot-soon and slot-over are listed under today or yesterday.
+	for _, at := range []time.Time{time.Now(), time.Now().Add(-24 * time.Hour)} {
+		if date := at.In(loc).Format("2006-01-02"); !slices.Contains(m.dates, date) {
 			m.dates = append(m.dates, date)
 		}
 	}
@@ -299,8 +308,13 @@ func (m *model) do(o op) {
 		if b == 0 {
 			return
 		}
-		a := s.call("POST", "/bookings/"+itoa(b)+"/cancel", c.token, nil)
-		m.expect("cancel", a, "200", "409 INVALID_STATE")
+		// Half the customers accept losing the deposit of a late cancel.
+		var body any
+		if r.IntN(2) == 0 {
+			body = map[string]any{"forfeitDeposit": true}
+		}
+		a := s.call("POST", "/bookings/"+itoa(b)+"/cancel", c.token, body)
+		m.expect("cancel", a, "200", "409 INVALID_STATE", "409 LATE_CANCEL")
 		if a.Status == 200 {
 			if st, _ := a.JSON["booking"].(map[string]any)["status"].(string); st != "cancelled" {
 				s.violate("cancel of booking %d answered 200 with status %q", b, st)
@@ -311,7 +325,7 @@ func (m *model) do(o op) {
 	case "salon-cancel", "checkin":
 		want := []string{"pending_payment", "confirmed"}
 		if o.kind == "checkin" {
-			want = []string{"confirmed"}
+			want = []string{"confirmed", "no_show"}
 		}
 		if r.IntN(5) == 0 {
 			want = nil // any booking: the answer must then be a clean refusal
@@ -326,6 +340,27 @@ func (m *model) do(o op) {
 		}
 		a := s.call("POST", "/admin/bookings/"+itoa(b)+"/"+verb, adminToken, nil)
 		m.expect(o.kind, a, "200", "409 INVALID_STATE")
+	case "noshow":
+		want := []string{"confirmed"}
+		if r.IntN(4) == 0 {
+			want = nil
+		}
+		if b := m.salonPick(r, want...); b != 0 {
+			a := s.call("POST", "/admin/bookings/"+itoa(b)+"/noshow", adminToken, nil)
+			m.expect("noshow", a, "200", "409 INVALID_STATE")
+		}
+	case "slot-soon":
+		// Starts in about an hour: inside CANCEL_FREE_HOURS, still bookable. The
+		// offset per slot keeps the start times unique.
+		s.store.SQL().Exec(`UPDATE t_slot SET start_at = UTC_TIMESTAMP() + INTERVAL ? MINUTE,
+			end_at = UTC_TIMESTAMP() + INTERVAL ? MINUTE WHERE slot_id = ? AND start_at > UTC_TIMESTAMP() + INTERVAL 2 HOUR`,
+			60+o.slot, 150+o.slot, m.slots[o.slot].id)
+	case "slot-over":
+		// The appointment started three hours ago and ended more than
+		// NO_SHOW_GRACE ago: the next release run marks who never came.
+		s.store.SQL().Exec(`UPDATE t_slot SET start_at = UTC_TIMESTAMP() - INTERVAL ? MINUTE,
+			end_at = UTC_TIMESTAMP() - INTERVAL ? MINUTE WHERE slot_id = ?`,
+			180+o.slot, 90+o.slot, m.slots[o.slot].id)
 	case "capacity":
 		sl := m.slots[o.slot]
 		a := s.call("PATCH", "/admin/slots/"+itoa(sl.id), adminToken, map[string]any{"capacity": 1 + r.IntN(4)})
@@ -339,6 +374,9 @@ func (m *model) do(o op) {
 		s.store.SQL().Exec(`UPDATE t_booking SET lock_expire = UTC_TIMESTAMP(6) - INTERVAL 1 SECOND
 			WHERE status = 0 ORDER BY book_id DESC LIMIT ?`, o.n)
 		s.store.SQL().Exec(`UPDATE t_booking SET claim_until = '1970-01-01' WHERE claim_until > '1970-01-01'`)
+		// And some refunds' backoff, or their wait before a query, runs out.
+		s.store.SQL().Exec(`UPDATE t_booking SET refund_next_at = UTC_TIMESTAMP(6), refund_requested_at = refund_requested_at - INTERVAL 1 HOUR
+			WHERE refund_status IN ('pending', 'processing') ORDER BY book_id DESC LIMIT ?`, o.n)
 	case "redeliver":
 		m.redeliver(ctx, r, false)
 	case "refund-done":
@@ -405,7 +443,7 @@ func (m *model) reserve(o op, c *customer, key string, dropFirst bool, retries i
 	}
 	for attempt := 0; attempt <= retries; attempt++ {
 		a := m.s.call("POST", "/bookings", c.token, map[string]any{"slotId": sl.id}, hdr...)
-		ok := []string{"201", "409 SOLD_OUT", "409 ACTIVE_BOOKING_EXISTS"}
+		ok := []string{"201", "409 SOLD_OUT", "409 ACTIVE_BOOKING_EXISTS", "422 SLOT_NOT_BOOKABLE"}
 		m.expect("reserve", a, ok...)
 		switch {
 		case a.Status == http.StatusCreated:
@@ -471,7 +509,7 @@ func (m *model) reserveOldKey(o op, r *rand.Rand, c *customer) {
 	if committed {
 		m.expect("reserve-old-key", a, "201")
 	} else {
-		m.expect("reserve-old-key", a, "201", "409 SOLD_OUT", "409 ACTIVE_BOOKING_EXISTS")
+		m.expect("reserve-old-key", a, "201", "409 SOLD_OUT", "409 ACTIVE_BOOKING_EXISTS", "422 SLOT_NOT_BOOKABLE")
 	}
 	if a.Status == http.StatusCreated {
 		if committed && bookingIDOf(a) != known {

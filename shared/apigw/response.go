@@ -29,6 +29,8 @@ var statusOf = map[string]int{
 	booking.ESLOTNOTBOOKABLE:     http.StatusUnprocessableEntity,
 	booking.EINTERNAL:            http.StatusInternalServerError,
 	booking.EUPSTREAM:            http.StatusServiceUnavailable,
+	booking.ENOSHOWLIMIT:         http.StatusForbidden,
+	booking.ELATECANCEL:          http.StatusConflict,
 }
 
 // HTTPStatus returns the HTTP status of an application error code. A code outside

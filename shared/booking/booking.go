@@ -18,6 +18,7 @@ const (
 	StatusCompleted Status = 2 // checked in at the salon; seat held
 	StatusCancelled Status = 3 // by the customer or the salon; seat returned
 	StatusExpired   Status = 4 // unpaid hold released by the timer; seat returned
+	StatusNoShow    Status = 5 // confirmed, never checked in; the seat was sold and stays counted
 )
 
 var statusNames = map[Status]string{
@@ -26,6 +27,7 @@ var statusNames = map[Status]string{
 	StatusCompleted: "completed",
 	StatusCancelled: "cancelled",
 	StatusExpired:   "expired",
+	StatusNoShow:    "no_show",
 }
 
 // String returns the status name used in JSON.
@@ -42,7 +44,7 @@ func (s Status) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 // SeatHolding lists the statuses that count against their slot's capacity. The
 // slot invariant booked = count(bookings in these statuses) rests on it, and the
 // store's SQL is generated from this list.
-var SeatHolding = []Status{StatusPending, StatusConfirmed, StatusCompleted}
+var SeatHolding = []Status{StatusPending, StatusConfirmed, StatusCompleted, StatusNoShow}
 
 // UnfinishedStatuses lists the statuses that block the customer from another
 // booking (design step 0). The schema's generated column active_openid spells the
@@ -105,6 +107,9 @@ type Refund struct {
 	AmountFen   int64
 	OutRefundNo string
 	RefundedAt  *time.Time
+	// Attempts counts the failed requests (or queries) of this refund so far;
+	// the next one waits longer each time.
+	Attempts int
 }
 
 // Booking is one customer's reservation of one seat in one slot.
@@ -127,6 +132,27 @@ type Booking struct {
 	StartAt time.Time
 	EndAt   time.Time
 }
+
+// CancelFreeUntil is the last moment a customer's cancel of this booking is
+// refunded in full: the slot's start minus freeHours (CANCEL_FREE_HOURS).
+func (b *Booking) CancelFreeUntil(freeHours int) time.Time {
+	return b.StartAt.Add(-time.Duration(freeHours) * time.Hour)
+}
+
+// Paid reports whether a verified payment is recorded on the booking.
+func (b *Booking) Paid() bool { return b.TransactionID != "" }
+
+// HoldEnd is when a new hold made at now ends: LOCK_TTL later, but never after
+// the slot starts, so nobody pays for an appointment already under way.
+func HoldEnd(now, slotStart time.Time, ttl time.Duration) time.Time {
+	if end := now.Add(ttl); end.Before(slotStart) {
+		return end
+	}
+	return slotStart
+}
+
+// NoShowWindow is how far back no-shows count against NO_SHOW_LIMIT.
+const NoShowWindow = 90 * 24 * time.Hour
 
 // OutTradeNo derives the WeChat Pay order number of a booking. It uses only
 // [0-9A-Za-z] because WeChat puts it in URL paths, and it is deterministic so a

@@ -19,6 +19,8 @@ const (
 	ESLOTNOTBOOKABLE     = "SLOT_NOT_BOOKABLE"
 	EINTERNAL            = "INTERNAL"
 	EUPSTREAM            = "UPSTREAM_UNAVAILABLE"
+	ENOSHOWLIMIT         = "NO_SHOW_LIMIT"
+	ELATECANCEL          = "LATE_CANCEL"
 )
 
 // customerMessages are shown to the customer in the mini-program.
@@ -34,6 +36,8 @@ var customerMessages = map[string]string{
 	ESLOTNOTBOOKABLE:     "这个时段现在不可预约",
 	EINTERNAL:            "系统繁忙，请稍后再试",
 	EUPSTREAM:            "微信暂时无法连接，请稍后再试",
+	ENOSHOWLIMIT:         "您近期有多次预约未到店，暂时无法在线预约，请联系门店",
+	ELATECANCEL:          "距开始时间太近，现在取消将不退还定金；确认取消请选择放弃定金",
 }
 
 // Error is an application error: a code for the program, a message for the customer.

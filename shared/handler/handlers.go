@@ -1,6 +1,7 @@
 package handler
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -141,7 +142,7 @@ func ReserveRouter(e *wire.Env) *apigw.Router {
 		if err != nil {
 			return nil, err
 		}
-		return apigw.JSON(http.StatusOK, map[string]any{"bookings": toBookingsJSON(bs, d.Cfg.ShopTZ, false)}), nil
+		return apigw.JSON(http.StatusOK, map[string]any{"bookings": toBookingsJSON(bs, d.Cfg, false)}), nil
 	}))
 	return rt
 }
@@ -163,7 +164,7 @@ func reservationResponse(ctx context.Context, d *wire.Deps, res *service.Reserva
 	if err != nil {
 		return nil, err
 	}
-	return apigw.JSON(status, reservationJSON{Booking: toBookingJSON(res.Booking, d.Cfg.ShopTZ, false), Payment: res.Payment}), nil
+	return apigw.JSON(status, reservationJSON{Booking: toBookingJSON(res.Booking, d.Cfg, false), Payment: res.Payment}), nil
 }
 
 func customerAndID(d *wire.Deps, r *apigw.Request) (string, int64, error) {
@@ -184,7 +185,16 @@ func CancelRouter(e *wire.Env) *apigw.Router {
 			return nil, err
 		}
 		apigw.SetBookingID(ctx, id)
-		b, err := d.Svc.CancelByCustomer(ctx, openid, id)
+		// The body is optional; when present it is checked strictly like any other.
+		var body struct {
+			ForfeitDeposit bool `json:"forfeitDeposit"`
+		}
+		if len(bytes.TrimSpace(r.Body)) > 0 {
+			if err := apigw.DecodeJSON(r, &body); err != nil {
+				return nil, err
+			}
+		}
+		b, err := d.Svc.CancelByCustomer(ctx, openid, id, body.ForfeitDeposit)
 		return bookingResponse(d, b, err, false)
 	}))
 	return rt
@@ -194,7 +204,7 @@ func bookingResponse(d *wire.Deps, b *booking.Booking, err error, withOpenID boo
 	if err != nil {
 		return nil, err
 	}
-	return apigw.JSON(http.StatusOK, map[string]any{"booking": toBookingJSON(b, d.Cfg.ShopTZ, withOpenID)}), nil
+	return apigw.JSON(http.StatusOK, map[string]any{"booking": toBookingJSON(b, d.Cfg, withOpenID)}), nil
 }
 
 // AdminRouter serves the salon: schedule, slot changes, the day's bookings,
@@ -244,7 +254,7 @@ func AdminRouter(e *wire.Env) *apigw.Router {
 		if err != nil {
 			return nil, err
 		}
-		return apigw.JSON(http.StatusOK, map[string]any{"date": date, "bookings": toBookingsJSON(bs, d.Cfg.ShopTZ, true)}), nil
+		return apigw.JSON(http.StatusOK, map[string]any{"date": date, "bookings": toBookingsJSON(bs, d.Cfg, true)}), nil
 	}))
 	rt.Handle(http.MethodPost, "/admin/bookings/{id}/cancel", admin(func(ctx context.Context, d *wire.Deps, r *apigw.Request) (*apigw.Response, error) {
 		id, err := r.PathInt64("id")
@@ -262,6 +272,15 @@ func AdminRouter(e *wire.Env) *apigw.Router {
 		}
 		apigw.SetBookingID(ctx, id)
 		b, err := d.Svc.CheckIn(ctx, id)
+		return bookingResponse(d, b, err, true)
+	}))
+	rt.Handle(http.MethodPost, "/admin/bookings/{id}/noshow", admin(func(ctx context.Context, d *wire.Deps, r *apigw.Request) (*apigw.Response, error) {
+		id, err := r.PathInt64("id")
+		if err != nil {
+			return nil, err
+		}
+		apigw.SetBookingID(ctx, id)
+		b, err := d.Svc.MarkNoShow(ctx, id)
 		return bookingResponse(d, b, err, true)
 	}))
 	return rt

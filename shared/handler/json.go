@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"salon/shared/booking"
+	"salon/shared/config"
 	"salon/shared/wechatpay"
 )
 
@@ -16,16 +17,18 @@ type refundJSON struct {
 }
 
 type bookingJSON struct {
-	BookingID    int64       `json:"bookingId"`
-	SlotID       int64       `json:"slotId"`
-	Status       string      `json:"status"`
-	StartAt      string      `json:"startAt"`
-	EndAt        string      `json:"endAt"`
-	AmountFen    int64       `json:"amountFen"`
-	LockExpireAt string      `json:"lockExpireAt"`
-	CreatedAt    string      `json:"createdAt"`
-	Refund       *refundJSON `json:"refund"`
-	OpenID       string      `json:"openid,omitempty"` // the salon's view only
+	BookingID    int64  `json:"bookingId"`
+	SlotID       int64  `json:"slotId"`
+	Status       string `json:"status"`
+	StartAt      string `json:"startAt"`
+	EndAt        string `json:"endAt"`
+	AmountFen    int64  `json:"amountFen"`
+	LockExpireAt string `json:"lockExpireAt"`
+	// CancelFreeUntil is the last moment the customer's cancel is refunded in full.
+	CancelFreeUntil string      `json:"cancelFreeUntil"`
+	CreatedAt       string      `json:"createdAt"`
+	Refund          *refundJSON `json:"refund"`
+	OpenID          string      `json:"openid,omitempty"` // the salon's view only
 }
 
 type slotJSON struct {
@@ -46,11 +49,13 @@ type reservationJSON struct {
 
 func shopTime(t time.Time, loc *time.Location) string { return t.In(loc).Format(time.RFC3339) }
 
-func toBookingJSON(b *booking.Booking, loc *time.Location, withOpenID bool) bookingJSON {
+func toBookingJSON(b *booking.Booking, cfg *config.Config, withOpenID bool) bookingJSON {
+	loc := cfg.ShopTZ
 	j := bookingJSON{
 		BookingID: b.ID, SlotID: b.SlotID, Status: b.Status.String(),
 		StartAt: shopTime(b.StartAt, loc), EndAt: shopTime(b.EndAt, loc), AmountFen: b.AmountFen,
 		LockExpireAt: shopTime(b.LockExpire, loc), CreatedAt: shopTime(b.CreatedAt, loc),
+		CancelFreeUntil: shopTime(b.CancelFreeUntil(cfg.CancelFreeHours), loc),
 	}
 	if b.Refund != nil {
 		// A refund WeChat has not accepted yet is, for the customer, in progress.
@@ -70,10 +75,10 @@ func toBookingJSON(b *booking.Booking, loc *time.Location, withOpenID bool) book
 	return j
 }
 
-func toBookingsJSON(bs []*booking.Booking, loc *time.Location, withOpenID bool) []bookingJSON {
+func toBookingsJSON(bs []*booking.Booking, cfg *config.Config, withOpenID bool) []bookingJSON {
 	out := make([]bookingJSON, 0, len(bs))
 	for _, b := range bs {
-		out = append(out, toBookingJSON(b, loc, withOpenID))
+		out = append(out, toBookingJSON(b, cfg, withOpenID))
 	}
 	return out
 }

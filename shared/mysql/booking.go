@@ -14,7 +14,7 @@ import (
 
 const bookingColumns = `b.book_id, b.slot_id, b.openid, b.status, b.amount_fen, COALESCE(b.out_trade_no, ''),
 	COALESCE(b.idem_key, ''), b.lock_expire, COALESCE(b.transaction_id, ''), b.paid_at,
-	b.refund_status, b.refund_fen, b.refund_no, b.refunded_at, b.created_at, b.updated_at,
+	b.refund_status, b.refund_fen, b.refund_no, b.refunded_at, b.refund_attempts, b.created_at, b.updated_at,
 	s.start_at, s.end_at`
 
 const bookingFrom = ` FROM t_booking b JOIN t_slot s ON s.slot_id = b.slot_id `
@@ -24,10 +24,11 @@ func scanBooking(row interface{ Scan(...any) error }) (*booking.Booking, error) 
 	var refundStatus, refundNo sql.NullString
 	var refundFen sql.NullInt64
 	var refundedAt sql.NullTime
+	var refundAttempts int
 	var paidAt sql.NullTime
 	if err := row.Scan(&b.ID, &b.SlotID, &b.OpenID, &b.Status, &b.AmountFen, &b.OutTradeNo,
 		&b.IdemKey, &b.LockExpire, &b.TransactionID, &paidAt,
-		&refundStatus, &refundFen, &refundNo, &refundedAt, &b.CreatedAt, &b.UpdatedAt,
+		&refundStatus, &refundFen, &refundNo, &refundedAt, &refundAttempts, &b.CreatedAt, &b.UpdatedAt,
 		&b.StartAt, &b.EndAt); err != nil {
 		return nil, err
 	}
@@ -36,7 +37,8 @@ func scanBooking(row interface{ Scan(...any) error }) (*booking.Booking, error) 
 		b.PaidAt = &t
 	}
 	if refundStatus.Valid {
-		b.Refund = &booking.Refund{Status: booking.RefundStatus(refundStatus.String), AmountFen: refundFen.Int64, OutRefundNo: refundNo.String}
+		b.Refund = &booking.Refund{Status: booking.RefundStatus(refundStatus.String), AmountFen: refundFen.Int64,
+			OutRefundNo: refundNo.String, Attempts: refundAttempts}
 		if refundedAt.Valid {
 			t := refundedAt.Time
 			b.Refund.RefundedAt = &t
@@ -80,6 +82,16 @@ func (db *DB) FindCustomerBooking(ctx context.Context, openid string, id int64) 
 // ListCustomerBookings returns a customer's bookings, newest first.
 func (db *DB) ListCustomerBookings(ctx context.Context, openid string, limit int) ([]*booking.Booking, error) {
 	return db.listBookings(ctx, `WHERE b.openid = ? ORDER BY b.book_id DESC LIMIT ?`, openid, limit)
+}
+
+// CountNoShows returns how many of the customer's bookings are no-shows whose
+// slot started within the last `within` (NO_SHOW_LIMIT's window).
+func (db *DB) CountNoShows(ctx context.Context, openid string, within time.Duration) (int, error) {
+	var n int
+	err := db.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM t_booking b JOIN t_slot s ON s.slot_id = b.slot_id
+		WHERE b.openid = ? AND b.status = ? AND s.start_at >= UTC_TIMESTAMP(6) - INTERVAL ? MICROSECOND`,
+		openid, booking.StatusNoShow, within.Microseconds()).Scan(&n)
+	return n, err
 }
 
 // ListSlotBookings returns the bookings of the slots starting in [from, to), for
@@ -221,7 +233,7 @@ func (db *DB) reserveTx(ctx context.Context, req booking.ReserveRequest, slot *b
 		status = booking.StatusConfirmed
 		event = "free slot"
 	}
-	lockExpire := now.Add(db.LockTTL)
+	lockExpire := booking.HoldEnd(now, slot.StartAt, db.LockTTL)
 	var idem any
 	if req.IdemKey != "" {
 		idem = req.IdemKey
@@ -289,7 +301,7 @@ func (db *DB) reserveTx(ctx context.Context, req booking.ReserveRequest, slot *b
 		return nil, err
 	}
 	if !taken {
-		return nil, db.whyNotTaken(ctx, slot.ID)
+		return nil, whyNotTaken(ctx, db.db, slot.ID)
 	}
 	return &booking.Booking{
 		ID: id, SlotID: slot.ID, OpenID: req.OpenID, Status: status, AmountFen: slot.PriceFen,
@@ -299,9 +311,9 @@ func (db *DB) reserveTx(ctx context.Context, req booking.ReserveRequest, slot *b
 }
 
 // whyNotTaken tells a full slot from one closed or started meanwhile.
-func (db *DB) whyNotTaken(ctx context.Context, slotID int64) error {
+func whyNotTaken(ctx context.Context, q querier, slotID int64) error {
 	var full bool
-	err := db.db.QueryRowContext(ctx, `SELECT booked >= capacity FROM t_slot WHERE slot_id = ?`, slotID).Scan(&full)
+	err := q.QueryRowContext(ctx, `SELECT booked >= capacity FROM t_slot WHERE slot_id = ?`, slotID).Scan(&full)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return err
 	}

@@ -2,6 +2,7 @@ package mysql
 
 import (
 	"context"
+	"database/sql"
 	"time"
 
 	"salon/shared/booking"
@@ -21,26 +22,14 @@ func (db *DB) ClaimExpired(ctx context.Context, limit int, lease time.Duration) 
 	defer tx.Rollback()
 	rows, err := tx.QueryContext(ctx, `
 		SELECT book_id FROM t_booking
-		WHERE status = 0 AND lock_expire <= UTC_TIMESTAMP(6) AND claim_until <= UTC_TIMESTAMP(6)
-		ORDER BY lock_expire LIMIT ? FOR UPDATE SKIP LOCKED`, limit)
+		WHERE status = ? AND lock_expire <= UTC_TIMESTAMP(6) AND claim_until <= UTC_TIMESTAMP(6)
+		ORDER BY lock_expire LIMIT ? FOR UPDATE SKIP LOCKED`, booking.StatusPending, limit)
 	if err != nil {
 		return nil, err
 	}
-	var ids []any
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+	ids, err := scanIDs(rows)
+	if err != nil || len(ids) == 0 {
 		return nil, err
-	}
-	if len(ids) == 0 {
-		return nil, nil
 	}
 	args := append([]any{lease.Microseconds()}, ids...)
 	if _, err := tx.ExecContext(ctx, `UPDATE t_booking SET claim_until = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND
@@ -66,7 +55,8 @@ func (db *DB) StartRefund(ctx context.Context, id int64, from booking.Status, p 
 	defer tx.Rollback()
 	res, err := tx.ExecContext(ctx, `
 		UPDATE t_booking SET transaction_id = ?, paid_fen = ?, paid_at = ?,
-		       refund_status = ?, refund_fen = ?, refund_no = ?, updated_at = UTC_TIMESTAMP(6)
+		       refund_status = ?, refund_fen = ?, refund_no = ?, refund_next_at = UTC_TIMESTAMP(6),
+		       updated_at = UTC_TIMESTAMP(6)
 		WHERE book_id = ? AND status = ? AND refund_status IS NULL`,
 		p.TransactionID, p.AmountFen, p.PaidAt.UTC(), booking.RefundPending, p.AmountFen, booking.OutRefundNo(id), id, from)
 	if err != nil {
@@ -96,10 +86,14 @@ func (db *DB) SetRefundState(ctx context.Context, id int64, to booking.RefundSta
 	if refundedAt != nil {
 		at = refundedAt.UTC()
 	}
+	// Accepted by WeChat (processing): the clock for REFUND_QUERY_AFTER starts,
+	// and the refund is due for a query as soon as that has passed.
 	res, err := tx.ExecContext(ctx, `
-		UPDATE t_booking SET refund_status = ?, refunded_at = COALESCE(?, refunded_at), updated_at = UTC_TIMESTAMP(6)
+		UPDATE t_booking SET refund_status = ?, refunded_at = COALESCE(?, refunded_at),
+		       refund_requested_at = IF(? = ?, UTC_TIMESTAMP(6), refund_requested_at),
+		       refund_next_at = UTC_TIMESTAMP(6), refund_attempts = 0, updated_at = UTC_TIMESTAMP(6)
 		WHERE book_id = ? AND refund_status IN (?, ?) AND refund_status <> ?`,
-		to, at, id, booking.RefundPending, booking.RefundProcessing, to)
+		to, at, to, booking.RefundProcessing, id, booking.RefundPending, booking.RefundProcessing, to)
 	if err != nil {
 		return false, err
 	}
@@ -117,10 +111,83 @@ func (db *DB) SetRefundState(ctx context.Context, id int64, to booking.RefundSta
 	return true, tx.Commit()
 }
 
-// PendingRefunds returns bookings whose refund WeChat has not yet accepted, for the
-// release run to ask again (with the same refund number, so never twice).
-func (db *DB) PendingRefunds(ctx context.Context, limit int) ([]*booking.Booking, error) {
-	return db.listBookings(ctx, `WHERE b.refund_status = ? ORDER BY b.book_id LIMIT ?`, booking.RefundPending, limit)
+// ClaimDueRefunds leases to the calling release run up to limit refunds whose
+// next step is due, in the order they fell due: pending ones (WeChat has not
+// accepted the request yet) and, once they have been processing for queryAfter,
+// processing ones (to be queried). Ordering by due time, not by id, means a refund
+// that keeps failing moves back behind the others each time (DeferRefund), so it
+// never holds them up. The lease (refund_next_at moved forward) keeps an
+// overlapping run away; a run that dies leaves the refund due again after it.
+func (db *DB) ClaimDueRefunds(ctx context.Context, queryAfter, lease time.Duration, limit int) ([]*booking.Booking, error) {
+	tx, err := db.beginReadCommitted(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	rows, err := tx.QueryContext(ctx, `
+		SELECT book_id FROM t_booking
+		WHERE (refund_status = ? OR (refund_status = ? AND refund_requested_at <= UTC_TIMESTAMP(6) - INTERVAL ? MICROSECOND))
+		  AND refund_next_at <= UTC_TIMESTAMP(6)
+		ORDER BY refund_next_at, book_id LIMIT ? FOR UPDATE SKIP LOCKED`,
+		booking.RefundPending, booking.RefundProcessing, queryAfter.Microseconds(), limit)
+	if err != nil {
+		return nil, err
+	}
+	ids, err := scanIDs(rows)
+	if err != nil || len(ids) == 0 {
+		return nil, err
+	}
+	args := append([]any{lease.Microseconds()}, ids...)
+	if _, err := tx.ExecContext(ctx, `UPDATE t_booking SET refund_next_at = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND
+		WHERE book_id IN (`+placeholders(len(ids))+`)`, args...); err != nil {
+		return nil, err
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, err
+	}
+	return db.listBookings(ctx, `WHERE b.book_id IN (`+placeholders(len(ids))+`) ORDER BY b.refund_next_at, b.book_id`, ids...)
+}
+
+// DeferRefund records a failed refund request or query: one more attempt, and
+// the next one not before `after` from now (by the database's clock). It only
+// touches a refund still pending or processing.
+func (db *DB) DeferRefund(ctx context.Context, id int64, after time.Duration) error {
+	_, err := db.db.ExecContext(ctx, `UPDATE t_booking SET refund_attempts = refund_attempts + 1,
+		refund_next_at = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND
+		WHERE book_id = ? AND refund_status IN (?, ?)`, after.Microseconds(), id, booking.RefundPending, booking.RefundProcessing)
+	return err
+}
+
+// DueNoShows returns up to limit confirmed bookings whose slot ended at least
+// grace ago (by the database's clock), earliest first: nobody checked them in.
+func (db *DB) DueNoShows(ctx context.Context, grace time.Duration, limit int) ([]int64, error) {
+	rows, err := db.db.QueryContext(ctx, `
+		SELECT b.book_id FROM t_booking b JOIN t_slot s ON s.slot_id = b.slot_id
+		WHERE b.status = ? AND s.end_at <= UTC_TIMESTAMP(6) - INTERVAL ? MICROSECOND
+		ORDER BY s.end_at, b.book_id LIMIT ?`, booking.StatusConfirmed, grace.Microseconds(), limit)
+	if err != nil {
+		return nil, err
+	}
+	ids, err := scanIDs(rows)
+	out := make([]int64, len(ids))
+	for i, id := range ids {
+		out[i] = id.(int64)
+	}
+	return out, err
+}
+
+// scanIDs reads a column of ids (as query arguments) and closes rows.
+func scanIDs(rows *sql.Rows) ([]any, error) {
+	defer rows.Close()
+	var ids []any
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
 }
 
 // FindDrift compares every slot that has not started with the bookings that hold

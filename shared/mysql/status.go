@@ -19,7 +19,7 @@ func (db *DB) ChangeStatus(ctx context.Context, c booking.Change) (*booking.Book
 		return nil, err
 	}
 	defer tx.Rollback()
-	if err := changeStatus(ctx, tx, c); err != nil {
+	if err := db.changeStatus(ctx, tx, c); err != nil {
 		return nil, err
 	}
 	if err := tx.Commit(); err != nil {
@@ -28,7 +28,7 @@ func (db *DB) ChangeStatus(ctx context.Context, c booking.Change) (*booking.Book
 	return db.FindBooking(ctx, c.BookingID)
 }
 
-func changeStatus(ctx context.Context, tx *sql.Tx, c booking.Change) error {
+func (db *DB) changeStatus(ctx context.Context, tx *sql.Tx, c booking.Change) error {
 	var slotID int64
 	err := tx.QueryRowContext(ctx, `SELECT slot_id FROM t_booking WHERE book_id = ?`, c.BookingID).Scan(&slotID)
 	if err == sql.ErrNoRows {
@@ -44,7 +44,7 @@ func changeStatus(ctx context.Context, tx *sql.Tx, c booking.Change) error {
 		args = append(args, c.Payment.TransactionID, c.Payment.AmountFen, c.Payment.PaidAt.UTC())
 	}
 	if c.StartRefund {
-		set += `, refund_status = ?, refund_fen = COALESCE(paid_fen, amount_fen), refund_no = ?`
+		set += `, refund_status = ?, refund_fen = COALESCE(paid_fen, amount_fen), refund_no = ?, refund_next_at = UTC_TIMESTAMP(6)`
 		args = append(args, booking.RefundPending, booking.OutRefundNo(c.BookingID))
 	}
 	args = append(args, c.BookingID, c.From)
@@ -80,12 +80,15 @@ func changeStatus(ctx context.Context, tx *sql.Tx, c booking.Change) error {
 		_, err = tx.ExecContext(ctx, `UPDATE t_slot SET booked = booked - 1 WHERE slot_id = ?`, slotID)
 		return err
 	case !c.From.HoldsSeat() && c.To.HoldsSeat():
-		res, err := tx.ExecContext(ctx, `UPDATE t_slot SET booked = booked + 1 WHERE slot_id = ? AND booked < capacity`, slotID)
+		// A booking comes back (a late payment) only into a slot a customer could
+		// book right now: never into one that has started or was closed, where the
+		// payment is refunded instead.
+		res, err := tx.ExecContext(ctx, `UPDATE t_slot SET booked = booked + 1 WHERE slot_id = ? AND `+bookableExpr, slotID, db.WindowDays)
 		if err != nil {
 			return err
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
-			return booking.Errorf(booking.ESOLDOUT, "slot %d has no seat for booking %d", slotID, c.BookingID)
+			return whyNotTaken(ctx, tx, slotID)
 		}
 	}
 	return nil

@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"salon/shared/booking"
 	"salon/shared/wechatpay"
@@ -75,7 +76,7 @@ func (s *Service) settle(ctx context.Context, b *booking.Booking, p booking.Paym
 			if err == nil {
 				return OutcomeConfirmed, nil
 			}
-		case booking.StatusConfirmed, booking.StatusCompleted:
+		case booking.StatusConfirmed, booking.StatusCompleted, booking.StatusNoShow:
 			return OutcomeDuplicate, nil
 		case booking.StatusExpired:
 			if b.Refund != nil {
@@ -83,18 +84,24 @@ func (s *Service) settle(ctx context.Context, b *booking.Booking, p booking.Paym
 				// that arrives after a seat came free must not seat it as well.
 				return s.refundPayment(ctx, b, p, "paid after expiry, already refunded")
 			}
-			// Paid in the last second of the hold: re-seat if the slot has a seat and
-			// the customer holds no other unfinished booking (the store checks both
-			// in the change itself), else refund in full.
+			// Paid in the last second of the hold: re-seat if the slot is still
+			// bookable with a free seat and the customer holds no other unfinished
+			// booking (the store checks all of it in the change itself), else refund
+			// in full: never into a slot that has started or was closed.
 			_, err = s.Store.ChangeStatus(ctx, booking.Change{BookingID: b.ID, From: booking.StatusExpired, To: booking.StatusConfirmed,
 				Event: booking.EventLatePayment, Actor: booking.ActorWeChat, Reason: "paid after expiry " + p.TransactionID, Payment: &p})
 			if err == nil {
 				return OutcomeConfirmed, nil
 			}
-			if booking.IsCode(err, booking.ESOLDOUT) || booking.IsCode(err, booking.EACTIVEBOOKINGEXISTS) {
+			if booking.IsCode(err, booking.ESOLDOUT) || booking.IsCode(err, booking.EACTIVEBOOKINGEXISTS) || booking.IsCode(err, booking.ESLOTNOTBOOKABLE) {
 				return s.refundPayment(ctx, b, p, "paid after expiry, no seat: "+booking.ErrorCode(err))
 			}
 		case booking.StatusCancelled:
+			if b.Refund == nil && b.Paid() && b.TransactionID == p.TransactionID {
+				// This very payment was recorded and then kept by a late cancel:
+				// a copy of its notification must not refund the deposit.
+				return OutcomeDuplicate, nil
+			}
 			return s.refundPayment(ctx, b, p, "paid for a cancelled booking")
 		}
 		if !booking.IsCode(err, booking.EINVALIDSTATE) {
@@ -139,9 +146,34 @@ func (s *Service) refundPayment(ctx context.Context, b *booking.Booking, p booki
 	return OutcomeRefunded, nil
 }
 
+// refundRetryBase and refundRetryMax bound the backoff of a refund request or
+// query that failed: 1, 2, 4 ... minutes, at most an hour apart.
+const (
+	refundRetryBase = time.Minute
+	refundRetryMax  = time.Hour
+)
+
+// refundBackoff is the wait before the next attempt after `attempts` failures.
+func refundBackoff(attempts int) time.Duration {
+	d := refundRetryBase
+	for i := 1; i < attempts && d < refundRetryMax; i++ {
+		d *= 2
+	}
+	return min(d, refundRetryMax)
+}
+
+// deferRefund pushes a refund's next attempt back after a failure, so that it
+// moves behind the refunds that are due before it.
+func (s *Service) deferRefund(ctx context.Context, b *booking.Booking) {
+	if err := s.Store.DeferRefund(ctx, b.ID, refundBackoff(b.Refund.Attempts+1)); err != nil {
+		s.logger(ctx).Warn("deferring a refund failed; the next run takes it again", "booking_id", b.ID, "err", err.Error())
+	}
+}
+
 // requestRefund asks WeChat to refund a booking whose refund is recorded but not
-// yet accepted. A transient failure leaves it pending for the release run to ask
-// again; WeChat's definite refusal marks it failed for the salon to handle.
+// yet accepted. A transient failure leaves it pending, with its next attempt
+// backed off, for the release run to ask again; WeChat's definite refusal marks
+// it failed for the salon to handle.
 func (s *Service) requestRefund(ctx context.Context, b *booking.Booking) (*booking.Booking, error) {
 	if b.Refund == nil || b.Refund.Status != booking.RefundPending {
 		return b, nil
@@ -167,8 +199,10 @@ func (s *Service) requestRefund(ctx context.Context, b *booking.Booking) (*booki
 			}
 		} else if code == "NOT_ENOUGH" {
 			log.Error("refund waits: merchant balance too low; the release run retries it", "booking_id", b.ID)
+			s.deferRefund(ctx, b)
 		} else {
 			log.Warn("refund request failed; the release run retries it", "booking_id", b.ID, "err", err.Error())
+			s.deferRefund(ctx, b)
 		}
 		return s.Store.FindBooking(ctx, b.ID)
 	}
@@ -177,6 +211,28 @@ func (s *Service) requestRefund(ctx context.Context, b *booking.Booking) (*booki
 		return nil, err
 	}
 	return s.Store.FindBooking(ctx, b.ID)
+}
+
+// queryRefund settles a refund WeChat accepted but has not reported on for
+// REFUND_QUERY_AFTER (its notification was lost, or never came): the signed
+// query's answer is applied as the notification would have been. A refund still
+// processing, or a query that fails, is asked again later, backed off.
+func (s *Service) queryRefund(ctx context.Context, b *booking.Booking) (settled bool, err error) {
+	res, err := s.Pay.QueryRefund(ctx, b.Refund.OutRefundNo)
+	if err != nil {
+		s.logger(ctx).Warn("refund query failed; asked again later", "booking_id", b.ID, "err", err.Error())
+		s.deferRefund(ctx, b)
+		return false, nil
+	}
+	to := res.Status.Outcome()
+	if to == booking.RefundProcessing {
+		s.deferRefund(ctx, b)
+		return false, nil
+	}
+	if to == booking.RefundFailed {
+		s.logger(ctx).Error("refund failed at WeChat; the salon must refund by hand", "booking_id", b.ID, "status", string(res.Status))
+	}
+	return s.Store.SetRefundState(ctx, b.ID, to, res.SuccessTime, booking.ActorTimer, "queried: "+string(res.Status)+" "+res.RefundID)
 }
 
 // HandleRefund records a verified refund notification's final state.

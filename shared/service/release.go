@@ -17,6 +17,11 @@ type Summary struct {
 	Confirmed int `json:"confirmed"`
 	Refunded  int `json:"refunded"`
 	Audited   int `json:"audited"`
+	// NoShows counts confirmed bookings nobody checked in, moved to no_show.
+	NoShows int `json:"noShows"`
+	// RefundsSettled counts refunds a query found finished (their notification
+	// never arrived).
+	RefundsSettled int `json:"refundsSettled"`
 }
 
 const (
@@ -80,24 +85,14 @@ func (s *Service) Release(ctx context.Context) (Summary, error) {
 		return sum, err
 	}
 
-	refunds, err := s.Store.PendingRefunds(ctx, batch)
-	if err != nil {
+	if err := s.markNoShows(ctx, stopAt, batch, &sum); err != nil {
 		return sum, err
 	}
-	for _, b := range refunds {
-		if !time.Now().Before(stopAt) {
-			break
-		}
-		// A refund retried with the same out_refund_no is executed at most once by
-		// WeChat, so a call cut off by the budget is simply asked again next run.
-		rctx, cancel := context.WithDeadline(ctx, stopAt)
-		after, err := s.requestRefund(rctx, b)
-		cancel()
-		if err == nil && after.Refund != nil && after.Refund.Status != booking.RefundPending {
-			sum.Refunded++
+	if s.Pay != nil {
+		if err := s.settleDueRefunds(ctx, stopAt, batch, lease, &sum); err != nil {
+			return sum, err
 		}
 	}
-
 	if err := s.Reconcile(ctx); err != nil {
 		log.Error("reconciliation failed", "err", err.Error())
 	}
@@ -133,6 +128,72 @@ func (s *Service) releaseExpired(ctx context.Context, stopAt time.Time, batch in
 			}
 		}
 		if len(claimed) < batch {
+			return nil
+		}
+	}
+	return nil
+}
+
+// markNoShows moves confirmed bookings nobody checked in to no_show once their
+// slot ended NO_SHOW_GRACE ago. Each change is conditional, so an overlapping run
+// or the salon's check-in at the same moment wins or loses cleanly.
+func (s *Service) markNoShows(ctx context.Context, stopAt time.Time, batch int, sum *Summary) error {
+	for time.Now().Before(stopAt) {
+		ids, err := s.Store.DueNoShows(ctx, s.NoShowGrace, batch)
+		if err != nil {
+			return err
+		}
+		changed := 0
+		for _, id := range ids {
+			_, err := s.Store.ChangeStatus(ctx, booking.Change{BookingID: id, From: booking.StatusConfirmed, To: booking.StatusNoShow,
+				Event: booking.EventNoShow, Actor: booking.ActorTimer, Reason: "not checked in " + s.NoShowGrace.String() + " after the slot ended"})
+			switch {
+			case err == nil:
+				sum.NoShows++
+				changed++
+			case booking.IsCode(err, booking.EINVALIDSTATE):
+				// Checked in, cancelled or marked by another run meanwhile.
+			default:
+				return err
+			}
+		}
+		if len(ids) < batch || changed == 0 {
+			return nil
+		}
+	}
+	return nil
+}
+
+// settleDueRefunds takes up refunds in the order they fall due: requests WeChat
+// has not accepted yet are asked again (the same out_refund_no, so never twice),
+// and refunds processing for REFUND_QUERY_AFTER are queried. A failure backs that
+// refund off behind the others, so the run goes on to the next one and one
+// refund that keeps failing never holds up the rest.
+func (s *Service) settleDueRefunds(ctx context.Context, stopAt time.Time, batch int, lease time.Duration, sum *Summary) error {
+	for time.Now().Before(stopAt) {
+		due, err := s.Store.ClaimDueRefunds(ctx, s.RefundQueryAfter, lease, batch)
+		if err != nil {
+			return err
+		}
+		for _, b := range due {
+			if !time.Now().Before(stopAt) {
+				return nil
+			}
+			rctx, cancel := context.WithDeadline(ctx, stopAt)
+			switch b.Refund.Status {
+			case booking.RefundPending:
+				after, err := s.requestRefund(rctx, b)
+				if err == nil && after.Refund != nil && after.Refund.Status != booking.RefundPending {
+					sum.Refunded++
+				}
+			case booking.RefundProcessing:
+				if settled, err := s.queryRefund(rctx, b); err == nil && settled {
+					sum.RefundsSettled++
+				}
+			}
+			cancel()
+		}
+		if len(due) < batch {
 			return nil
 		}
 	}

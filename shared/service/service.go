@@ -25,6 +25,7 @@ type Payments interface {
 	CloseOrder(ctx context.Context, outTradeNo string) error
 	QueryOrder(ctx context.Context, outTradeNo string) (*wechatpay.OrderState, error)
 	Refund(ctx context.Context, r wechatpay.RefundRequest) (*wechatpay.RefundResult, error)
+	QueryRefund(ctx context.Context, outRefundNo string) (*wechatpay.RefundResult, error)
 }
 
 // AuditShipper delivers audit records to CLS (implemented by *cls.Shipper).
@@ -48,6 +49,12 @@ type Service struct {
 	AuditOut  io.Writer    // one flat JSON line per shipped record (stdout on SCF)
 	BatchSize int
 	Lease     time.Duration
+
+	// Policy (see package config for the settings and their defaults).
+	CancelFreeHours  int           // CANCEL_FREE_HOURS
+	NoShowGrace      time.Duration // NO_SHOW_GRACE
+	NoShowLimit      int           // NO_SHOW_LIMIT; 0 is off
+	RefundQueryAfter time.Duration // REFUND_QUERY_AFTER
 }
 
 // logger returns the request's logger (request id, function, route) when ctx
@@ -69,6 +76,9 @@ type Reservation struct {
 // UPSTREAM_UNAVAILABLE: the customer asks again with the same idempotency key or
 // POST /bookings/{id}/pay, and the timer releases the hold if they never pay.
 func (s *Service) Reserve(ctx context.Context, openid string, slotID int64, idemKey string) (*Reservation, error) {
+	if err := s.checkNoShowLimit(ctx, openid); err != nil {
+		return nil, err
+	}
 	b, created, err := s.Store.Reserve(ctx, booking.ReserveRequest{OpenID: openid, SlotID: slotID, IdemKey: idemKey})
 	if err != nil {
 		return nil, err
@@ -79,6 +89,22 @@ func (s *Service) Reserve(ctx context.Context, openid string, slotID int64, idem
 	}
 	r.Payment, err = s.prepay(ctx, b)
 	return r, err
+}
+
+// checkNoShowLimit refuses a customer with NO_SHOW_LIMIT or more no-shows whose
+// slots started in the last 90 days. Off (no query at all) when the limit is 0.
+func (s *Service) checkNoShowLimit(ctx context.Context, openid string) error {
+	if s.NoShowLimit <= 0 {
+		return nil
+	}
+	n, err := s.Store.CountNoShows(ctx, openid, booking.NoShowWindow)
+	if err != nil {
+		return err
+	}
+	if n >= s.NoShowLimit {
+		return booking.Errorf(booking.ENOSHOWLIMIT, "customer has %d no-shows in 90 days, limit %d", n, s.NoShowLimit)
+	}
+	return nil
 }
 
 // PayAgain answers the payment parameters again for the customer's own pending
@@ -117,7 +143,10 @@ func (s *Service) prepay(ctx context.Context, b *booking.Booking) (*wechatpay.Pa
 }
 
 // CancelByCustomer cancels the customer's own booking, until its slot starts.
-func (s *Service) CancelByCustomer(ctx context.Context, openid string, bookingID int64) (*booking.Booking, error) {
+// A paid booking is refunded in full until its cancelFreeUntil; after that the
+// customer must say forfeitDeposit to cancel, and the deposit is kept
+// (LATE_CANCEL otherwise, nothing changed). A pending booking is free to cancel.
+func (s *Service) CancelByCustomer(ctx context.Context, openid string, bookingID int64, forfeitDeposit bool) (*booking.Booking, error) {
 	b, err := s.Store.FindCustomerBooking(ctx, openid, bookingID)
 	if err != nil {
 		return nil, err
@@ -129,22 +158,39 @@ func (s *Service) CancelByCustomer(ctx context.Context, openid string, bookingID
 	if !b.StartAt.After(now) {
 		return nil, booking.Errorf(booking.EINVALIDSTATE, "booking %d: slot has started", b.ID)
 	}
-	return s.cancel(ctx, b, booking.ActorCustomer)
+	return s.cancel(ctx, b, cancelRequest{actor: booking.ActorCustomer, now: now, forfeit: forfeitDeposit})
 }
 
-// CancelBySalon cancels any booking before check-in.
+// CancelBySalon cancels any booking before check-in, always with a full refund
+// of what was paid.
 func (s *Service) CancelBySalon(ctx context.Context, bookingID int64) (*booking.Booking, error) {
 	b, err := s.Store.FindBooking(ctx, bookingID)
 	if err != nil {
 		return nil, err
 	}
-	return s.cancel(ctx, b, booking.ActorSalon)
+	return s.cancel(ctx, b, cancelRequest{actor: booking.ActorSalon})
+}
+
+// cancelRequest says who cancels and, for a customer, when (the database's
+// clock) and whether they accept losing the deposit of a late cancel.
+type cancelRequest struct {
+	actor   string
+	now     time.Time
+	forfeit bool
+}
+
+// late reports whether the policy keeps the deposit of this cancel: a customer
+// cancelling a paid booking after its cancelFreeUntil. The salon's cancel is
+// never late.
+func (s *Service) late(b *booking.Booking, r cancelRequest) bool {
+	return r.actor == booking.ActorCustomer && b.Paid() && r.now.After(b.CancelFreeUntil(s.CancelFreeHours))
 }
 
 // cancel cancels a pending or confirmed booking. A pending booking's WeChat order
 // is closed first and the close is proven by a signed query: if the customer paid
-// meanwhile, the cancel goes on as the cancel of a paid booking (full refund).
-func (s *Service) cancel(ctx context.Context, b *booking.Booking, actor string) (*booking.Booking, error) {
+// meanwhile, the cancel goes on as the cancel of a paid booking.
+func (s *Service) cancel(ctx context.Context, b *booking.Booking, r cancelRequest) (*booking.Booking, error) {
+	actor := r.actor
 	switch b.Status {
 	case booking.StatusPending:
 		if b.AmountFen > 0 {
@@ -159,13 +205,21 @@ func (s *Service) cancel(ctx context.Context, b *booking.Booking, actor string) 
 				if b, err = s.Store.FindBooking(ctx, b.ID); err != nil {
 					return nil, err
 				}
-				return s.cancel(ctx, b, actor)
+				return s.cancel(ctx, b, r)
 			}
 		}
 		return s.Store.ChangeStatus(ctx, booking.Change{BookingID: b.ID, From: booking.StatusPending, To: booking.StatusCancelled,
 			Event: booking.EventCancel, Actor: actor, Reason: "cancelled before payment"})
 	case booking.StatusConfirmed:
-		paid := b.TransactionID != ""
+		if s.late(b, r) {
+			if !r.forfeit {
+				return nil, booking.Errorf(booking.ELATECANCEL, "booking %d: free cancel ended %s", b.ID, b.CancelFreeUntil(s.CancelFreeHours).Format(time.RFC3339))
+			}
+			// The seat goes back; the deposit is kept, as the customer accepted.
+			return s.Store.ChangeStatus(ctx, booking.Change{BookingID: b.ID, From: booking.StatusConfirmed, To: booking.StatusCancelled,
+				Event: booking.EventLateCancel, Actor: actor, Reason: "late cancel: deposit kept"})
+		}
+		paid := b.Paid()
 		out, err := s.Store.ChangeStatus(ctx, booking.Change{BookingID: b.ID, From: booking.StatusConfirmed, To: booking.StatusCancelled,
 			Event: booking.EventCancel, Actor: actor, Reason: "cancelled after payment", StartRefund: paid})
 		if err != nil || !paid {
@@ -234,10 +288,44 @@ func (s *Service) mismatch(b *booking.Booking, st *wechatpay.OrderState) string 
 	return ""
 }
 
-// CheckIn marks a confirmed booking completed when the customer arrives.
+// CheckIn marks a booking completed when the customer arrives: a confirmed one,
+// or a no-show the staff forgot to check in (late check-in). Against a no-show
+// marked at the same moment exactly one of the two wins; the other is
+// INVALID_STATE.
 func (s *Service) CheckIn(ctx context.Context, bookingID int64) (*booking.Booking, error) {
-	return s.Store.ChangeStatus(ctx, booking.Change{BookingID: bookingID, From: booking.StatusConfirmed, To: booking.StatusCompleted,
-		Event: booking.EventCheckIn, Actor: booking.ActorSalon, Reason: "checked in"})
+	b, err := s.Store.FindBooking(ctx, bookingID)
+	if err != nil {
+		return nil, err
+	}
+	reason := "checked in"
+	switch b.Status {
+	case booking.StatusConfirmed:
+	case booking.StatusNoShow:
+		reason = "checked in late (was no-show)"
+	default:
+		return nil, booking.Errorf(booking.EINVALIDSTATE, "booking %d is %s", b.ID, b.Status)
+	}
+	return s.Store.ChangeStatus(ctx, booking.Change{BookingID: bookingID, From: b.Status, To: booking.StatusCompleted,
+		Event: booking.EventCheckIn, Actor: booking.ActorSalon, Reason: reason})
+}
+
+// MarkNoShow records that the customer of a confirmed booking did not come. The
+// salon can do it once the slot has started; the seat stays sold and the deposit
+// is kept, and the booking is finished, so the customer can book again.
+func (s *Service) MarkNoShow(ctx context.Context, bookingID int64) (*booking.Booking, error) {
+	b, err := s.Store.FindBooking(ctx, bookingID)
+	if err != nil {
+		return nil, err
+	}
+	now, err := s.Store.Now(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if b.StartAt.After(now) {
+		return nil, booking.Errorf(booking.EINVALIDSTATE, "booking %d: slot has not started", b.ID)
+	}
+	return s.Store.ChangeStatus(ctx, booking.Change{BookingID: bookingID, From: booking.StatusConfirmed, To: booking.StatusNoShow,
+		Event: booking.EventNoShow, Actor: booking.ActorSalon, Reason: "marked by the salon"})
 }
 
 // CreateSchedule opens the schedule's slots; existing starts are skipped.

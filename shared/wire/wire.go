@@ -100,7 +100,9 @@ func (e *Env) Deps() (*Deps, error) {
 	store.WindowDays = cfg.BookingWindowDays
 
 	d := &Deps{Cfg: cfg}
-	d.Svc = &service.Service{Store: store, AppID: cfg.WXAppID, Loc: cfg.ShopTZ, Log: e.Logger()}
+	d.Svc = &service.Service{Store: store, AppID: cfg.WXAppID, Loc: cfg.ShopTZ, Log: e.Logger(),
+		CancelFreeHours: cfg.CancelFreeHours, NoShowGrace: cfg.NoShowGrace, NoShowLimit: cfg.NoShowLimit,
+		RefundQueryAfter: cfg.RefundQueryAfter}
 	if e.getenv("WECHATPAY_MCHID") != "" {
 		pcfg, err := wechatpay.ConfigFromEnv(e.getenv)
 		if err != nil {

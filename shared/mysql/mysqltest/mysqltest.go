@@ -112,6 +112,18 @@ func ExpireHold(tb testing.TB, db *mysql.DB, bookingID int64) {
 	}
 }
 
+// SlotStarts moves a slot in time so that it started `ago` before now by the
+// database's clock (negative: it starts that far ahead), lasting 90 minutes, as
+// if time had passed. Tests use it instead of waiting for an appointment.
+func SlotStarts(tb testing.TB, db *mysql.DB, slotID int64, ago time.Duration) {
+	tb.Helper()
+	if _, err := db.SQL().Exec(`UPDATE t_slot SET start_at = UTC_TIMESTAMP() - INTERVAL ? MICROSECOND,
+		end_at = UTC_TIMESTAMP() - INTERVAL ? MICROSECOND + INTERVAL 90 MINUTE WHERE slot_id = ?`,
+		ago.Microseconds(), ago.Microseconds(), slotID); err != nil {
+		tb.Fatal(err)
+	}
+}
+
 // CheckInvariant fails the test unless, for every slot, 0 <= booked <= capacity
 // and booked equals the number of its bookings in a status that holds a seat, and
 // no customer holds two unfinished bookings. Every concurrency test ends with it.
@@ -119,8 +131,8 @@ func CheckInvariant(tb testing.TB, db *mysql.DB) {
 	tb.Helper()
 	rows, err := db.SQL().Query(`
 		SELECT s.slot_id, s.booked, s.capacity,
-		       (SELECT COUNT(*) FROM t_booking b WHERE b.slot_id = s.slot_id AND b.status IN (?, ?, ?))
-		FROM t_slot s`, booking.StatusPending, booking.StatusConfirmed, booking.StatusCompleted)
+		       (SELECT COUNT(*) FROM t_booking b WHERE b.slot_id = s.slot_id AND b.status IN (?, ?, ?, ?))
+		FROM t_slot s`, booking.StatusPending, booking.StatusConfirmed, booking.StatusCompleted, booking.StatusNoShow)
 	if err != nil {
 		tb.Fatal(err)
 	}

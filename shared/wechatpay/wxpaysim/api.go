@@ -512,6 +512,9 @@ func (s *Sim) createRefund(body []byte) result {
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.refusing[req.OutTradeNo] {
+		return fail(http.StatusInternalServerError, "SYSTEM_ERROR", "系统错误")
+	}
 	o := s.findOrder(req.OutTradeNo, req.TransactionID)
 	if rf, found := s.refunds[req.OutRefundNo]; found {
 		if o == nil || rf.OutTradeNo != o.OutTradeNo || rf.Amount != *req.Amount.Refund {

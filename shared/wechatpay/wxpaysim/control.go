@@ -28,14 +28,15 @@ func (s *Sim) simNotify(w http.ResponseWriter, r *http.Request) {
 	s.controlAnswer(w, err, func() any { o, _ := s.Order(no); return o })
 }
 
-// simRefund: POST /sim/refund?out_refund_no=...&status=SUCCESS|ABNORMAL|CLOSED
+// simRefund: POST /sim/refund?out_refund_no=...&status=SUCCESS|ABNORMAL|CLOSED[&drop=1]
+// drop=1 loses the refund's notification: the release run's query settles it.
 func (s *Sim) simRefund(w http.ResponseWriter, r *http.Request) {
 	no := r.URL.Query().Get("out_refund_no")
 	status := r.URL.Query().Get("status")
 	if status == "" {
 		status = RefundSuccess
 	}
-	err := s.CompleteRefund(r.Context(), no, status)
+	err := s.completeRefund(r.Context(), no, status, r.URL.Query().Get("drop") != "1")
 	s.controlAnswer(w, err, func() any {
 		for _, rf := range s.Refunds() {
 			if rf.OutRefundNo == no {

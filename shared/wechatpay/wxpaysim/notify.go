@@ -420,6 +420,16 @@ func (s *Sim) paidNotifyURL(outTradeNo string) (string, error) {
 // with the refund's current status, it redelivers. A CLOSED refund returns its
 // amount to what the order can still refund.
 func (s *Sim) CompleteRefund(ctx context.Context, outRefundNo, status string) error {
+	return s.completeRefund(ctx, outRefundNo, status, true)
+}
+
+// CompleteRefundSilently settles a refund like CompleteRefund but its
+// notification is lost on the way: only a refund query learns the outcome.
+func (s *Sim) CompleteRefundSilently(outRefundNo, status string) error {
+	return s.completeRefund(context.Background(), outRefundNo, status, false)
+}
+
+func (s *Sim) completeRefund(ctx context.Context, outRefundNo, status string, notify bool) error {
 	if status != RefundSuccess && status != RefundAbnormal && status != RefundClosed {
 		return fmt.Errorf("wxpaysim: refund status must be SUCCESS, ABNORMAL or CLOSED, not %q", status)
 	}
@@ -448,6 +458,9 @@ func (s *Sim) CompleteRefund(ctx context.Context, outRefundNo, status string) er
 	}
 	url := rf.NotifyURL
 	s.mu.Unlock()
+	if !notify {
+		return nil
+	}
 	if url == "" {
 		return fmt.Errorf("wxpaysim: refund %s has no notify_url", outRefundNo)
 	}

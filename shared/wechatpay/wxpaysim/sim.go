@@ -93,10 +93,12 @@ type Sim struct {
 	publicKeyID string
 	apiV3Key    string
 
-	mu        sync.Mutex
-	orders    map[string]*order
-	refunds   map[string]*refund
-	faults    []*fault
+	mu      sync.Mutex
+	orders  map[string]*order
+	refunds map[string]*refund
+	faults  []*fault
+	// refusing names orders whose refund requests fail (FailRefundsOf).
+	refusing  map[string]bool
 	latency   time.Duration
 	onRequest func(*http.Request)
 	calls     []Call
@@ -309,6 +311,29 @@ func (s *Sim) FailNext(pathPrefix string, status int, code string, n int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.faults = append(s.faults, &fault{prefix: pathPrefix, status: status, code: code, left: n})
+}
+
+// FailRefundsOf makes every refund request for these orders (out_trade_no) fail
+// with 500 SYSTEM_ERROR, after its signature was checked, until AllowRefundsOf:
+// refunds that keep failing while others go through.
+func (s *Sim) FailRefundsOf(outTradeNos ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.refusing == nil {
+		s.refusing = map[string]bool{}
+	}
+	for _, no := range outTradeNos {
+		s.refusing[no] = true
+	}
+}
+
+// AllowRefundsOf undoes FailRefundsOf for these orders.
+func (s *Sim) AllowRefundsOf(outTradeNos ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, no := range outTradeNos {
+		delete(s.refusing, no)
+	}
 }
 
 // SetLatency delays every /v3/ answer by d (or until the request is cancelled).

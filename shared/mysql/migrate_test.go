@@ -1,0 +1,97 @@
+package mysql_test
+
+import (
+	"testing"
+
+	"salon/shared/booking"
+	"salon/shared/mysql"
+	"salon/shared/mysql/mysqltest"
+)
+
+// TestMigrateAPopulatedV1Database builds the schema as the first release left it,
+// fills it with bookings in every state (a refund in flight among them), and
+// upgrades it: every row keeps its values, the in-flight refund becomes due, and
+// the store works on the result.
+func TestMigrateAPopulatedV1Database(t *testing.T) {
+	t.Parallel()
+	dsn := mysqltest.NewDSN(t)
+	db, err := mysql.Open(dsn, mysql.Options{MaxOpenConns: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.MigrateTo(ctx, "0001_init"); err != nil {
+		t.Fatal(err)
+	}
+	seed := []string{
+		`INSERT INTO t_slot (slot_id, start_at, end_at, capacity, booked, price_fen, is_open, created_at, updated_at) VALUES
+			(1, UTC_TIMESTAMP() + INTERVAL 1 DAY, UTC_TIMESTAMP() + INTERVAL 1 DAY + INTERVAL 90 MINUTE, 3, 3, 5000, 1, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6)),
+			(2, UTC_TIMESTAMP() - INTERVAL 1 DAY, UTC_TIMESTAMP() - INTERVAL 1 DAY + INTERVAL 90 MINUTE, 2, 0, 0, 0, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))`,
+		`INSERT INTO t_booking (book_id, slot_id, openid, status, amount_fen, out_trade_no, idem_key, lock_expire, transaction_id, paid_fen, paid_at,
+			refund_status, refund_fen, refund_no, created_at, updated_at) VALUES
+			(1, 1, 'o-a', 0, 5000, 'BK000000000001', 'k1', UTC_TIMESTAMP(6) + INTERVAL 10 MINUTE, NULL, NULL, NULL, NULL, NULL, NULL, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6)),
+			(2, 1, 'o-b', 1, 5000, 'BK000000000002', NULL, UTC_TIMESTAMP(6), '4200000002', 5000, UTC_TIMESTAMP(6), NULL, NULL, NULL, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6)),
+			(3, 1, 'o-c', 2, 5000, 'BK000000000003', NULL, UTC_TIMESTAMP(6), '4200000003', 5000, UTC_TIMESTAMP(6), NULL, NULL, NULL, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6)),
+			(4, 1, 'o-d', 3, 5000, 'BK000000000004', NULL, UTC_TIMESTAMP(6), '4200000004', 5000, UTC_TIMESTAMP(6), 'processing', 5000, 'RF000000000004', UTC_TIMESTAMP(6), UTC_TIMESTAMP(6)),
+			(5, 1, 'o-e', 4, 5000, 'BK000000000005', NULL, UTC_TIMESTAMP(6), NULL, NULL, NULL, NULL, NULL, NULL, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6)),
+			(6, 1, 'o-f', 3, 5000, 'BK000000000006', NULL, UTC_TIMESTAMP(6), '4200000006', 5000, UTC_TIMESTAMP(6), 'pending', 5000, 'RF000000000006', UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))`,
+		`INSERT INTO t_audit (book_id, slot_id, event, from_status, to_status, actor, reason, created_at) VALUES
+			(1, 1, 'reserve', NULL, 0, 'customer', 'hold', UTC_TIMESTAMP(6))`,
+	}
+	for _, q := range seed {
+		if _, err := db.SQL().Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Every v1 column of every row, as text, before and after.
+	snapshot := func() string {
+		var out string
+		for _, q := range []string{
+			`SELECT CONCAT_WS('|', slot_id, start_at, end_at, capacity, booked, price_fen, is_open, created_at, updated_at) FROM t_slot ORDER BY slot_id`,
+			`SELECT CONCAT_WS('|', book_id, slot_id, openid, status, amount_fen, out_trade_no, COALESCE(idem_key, '-'), lock_expire, claim_until,
+				COALESCE(transaction_id, '-'), COALESCE(paid_fen, '-'), COALESCE(paid_at, '-'), COALESCE(refund_status, '-'),
+				COALESCE(refund_fen, '-'), COALESCE(refund_no, '-'), COALESCE(refund_id, '-'), COALESCE(refunded_at, '-'),
+				created_at, updated_at, COALESCE(active_openid, '-')) FROM t_booking ORDER BY book_id`,
+			`SELECT CONCAT_WS('|', audit_id, book_id, slot_id, event, COALESCE(from_status, '-'), to_status, actor, reason, created_at) FROM t_audit ORDER BY audit_id`,
+		} {
+			rows, err := db.SQL().Query(q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for rows.Next() {
+				var line string
+				rows.Scan(&line)
+				out += line + "\n"
+			}
+			rows.Close()
+		}
+		return out
+	}
+	before := snapshot()
+	if err := db.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if after := snapshot(); after != before {
+		t.Fatalf("v1 data changed by the upgrade:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
+	var due, requested int
+	db.SQL().QueryRow(`SELECT COUNT(*) FROM t_booking WHERE refund_next_at IS NOT NULL`).Scan(&due)
+	db.SQL().QueryRow(`SELECT COUNT(*) FROM t_booking WHERE refund_requested_at IS NOT NULL`).Scan(&requested)
+	if due != 2 || requested != 1 {
+		t.Fatalf("in-flight refunds: %d due, %d requested; want 2 and 1", due, requested)
+	}
+	// The store reads the upgraded rows, and the in-flight refunds are taken up.
+	b, err := db.FindBooking(ctx, 4)
+	if err != nil || b.Refund == nil || b.Refund.Status != booking.RefundProcessing {
+		t.Fatalf("booking 4 after the upgrade: %+v %v", b, err)
+	}
+	claimed, err := db.ClaimDueRefunds(ctx, 0, 0, 10)
+	if err != nil || len(claimed) != 2 {
+		t.Fatalf("claimed %d due refunds: %v", len(claimed), err)
+	}
+	mysqltest.CheckInvariant(t, db)
+	// A second run is a no-op.
+	if err := db.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
