@@ -2,7 +2,13 @@
 // rejected, on this machine, and writes infra/bench/results/: BENCHMARKS.md
 // (tables, targets), results.json (every cell) and SVG charts.
 //
-//	go run ./infra/bench [-quick] [-out infra/bench/results]
+//	scripts/bench.sh [-quick] [-out infra/bench/results]
+//
+// It is a Go module of its own (go.mod here requires salon through a replace),
+// so Redis, NATS, etcd, zap and gonum/plot are requirements of the benchmark and
+// never of the product. It runs from the repository root: it builds the function
+// binaries from ./functions and writes to infra/bench/results; scripts/bench.sh
+// builds it here and starts it there.
 //
 // It needs MariaDB (MYSQL_DSN, default root@tcp(127.0.0.1:3306)/), Redis on 6379,
 // NATS on 4222 and the etcd binary (Debian's etcd-server), which it starts itself
@@ -86,6 +92,10 @@ func main() {
 	pick := flag.String("contenders", "", "comma-separated contender names to keep (default all)")
 	only := flag.String("only", "", "comma-separated scenarios to run (burst,throughput,soldout,e2e,cold,payments); default all")
 	flag.Parse()
+	if err := checkRepoRoot(); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(2)
+	}
 	prof := fullProfile
 	if *quick {
 		prof = quickProfile
@@ -332,6 +342,18 @@ func main() {
 	for _, t := range res.Targets {
 		fmt.Printf("%-60s %-14s %s\n", t.Name, t.Measured, t.Verdict)
 	}
+}
+
+// checkRepoRoot refuses to start anywhere but the repository root: the tool
+// builds ./functions/<name> and writes infra/bench/results relative to it, and
+// since it is a module of its own, `go run .` in infra/bench would start it there.
+func checkRepoRoot() error {
+	for _, p := range []string{"serverless.yml", "functions", "infra/bench/go.mod"} {
+		if _, err := os.Stat(p); err != nil {
+			return fmt.Errorf("run from the repository root (scripts/bench.sh does): %w", err)
+		}
+	}
+	return nil
 }
 
 func envOr(k, def string) string {

@@ -11,7 +11,7 @@ func markdown(res *Results, charts []string) string {
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	m := res.Machine
 	w("# Benchmarks: does the design hold?\n\n")
-	w("Written by `scripts/bench.sh%s` (`go run ./infra/bench`) on %s, %s profile, %.0f s.\n\n",
+	w("Written by `scripts/bench.sh%s` (the `infra/bench` module, run from the repository root) on %s, %s profile, %.0f s.\n\n",
 		map[bool]string{true: " -quick", false: ""}[res.Profile.Name == "quick"], res.Started.Format("2006-01-02 15:04 MST"), res.Profile.Name, res.Seconds)
 	w("**Machine:** %s. Go %s", m.Line(), m.GoVersion)
 	if m.Etcd != "" {
