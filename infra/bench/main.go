@@ -30,6 +30,7 @@ import (
 	"strings"
 	"time"
 
+	drv "github.com/go-sql-driver/mysql"
 	"github.com/nats-io/nats.go"
 	"github.com/redis/go-redis/v9"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -727,7 +728,14 @@ func machine(ctx context.Context, dsn string) Machine {
 			}
 		}
 	}
-	db, err := mysql.Open(dsn, mysql.Options{MaxOpenConns: 1})
+	// The server's settings, whichever database MYSQL_DSN names: scripts/lib/mysql.sh
+	// names salon, which need not exist (every scenario makes its own).
+	cfg, err := drv.ParseDSN(dsn)
+	if err != nil {
+		return m
+	}
+	cfg.DBName = ""
+	db, err := mysql.Open(cfg.FormatDSN(), mysql.Options{MaxOpenConns: 1})
 	if err != nil {
 		return m
 	}
