@@ -10,6 +10,11 @@
 # local), Redis at REDIS_ADDR (127.0.0.1:6379), NATS at NATS_URL
 # (nats://127.0.0.1:4222) and the etcd binary (Debian: etcd-server); the tool
 # starts its own etcd on loopback ports 23790/23800. Extra arguments go to the tool.
+#
+# The tool is a Go module of its own (infra/bench/go.mod), so its Redis, NATS,
+# etcd and chart libraries never become requirements of the product. It is built
+# there and run from the repository root, where it builds the function binaries
+# and writes infra/bench/results.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/lib/mysql.sh
@@ -24,4 +29,7 @@ if ! command -v etcd >/dev/null 2>&1; then
     echo "bench: no etcd binary (apt-get install etcd-server); the etcd contender will be missing from this run" >&2
   fi
 fi
-exec go run ./infra/bench "$@"
+bin_dir=$(mktemp -d)
+trap 'rm -rf "$bin_dir"' EXIT
+go build -C infra/bench -o "$bin_dir/bench" .
+"$bin_dir/bench" "$@"

@@ -2,7 +2,13 @@
 // rejected, on this machine, and writes infra/bench/results/: BENCHMARKS.md
 // (tables, targets), results.json (every cell) and SVG charts.
 //
-//	go run ./infra/bench [-quick] [-out infra/bench/results]
+//	scripts/bench.sh [-quick] [-out infra/bench/results]
+//
+// It is a Go module of its own (go.mod here requires salon through a replace),
+// so Redis, NATS, etcd, zap and gonum/plot are requirements of the benchmark and
+// never of the product. It runs from the repository root: it builds the function
+// binaries from ./functions and writes to infra/bench/results; scripts/bench.sh
+// builds it here and starts it there.
 //
 // It needs MariaDB (MYSQL_DSN, default root@tcp(127.0.0.1:3306)/), Redis on 6379,
 // NATS on 4222 and the etcd binary (Debian's etcd-server), which it starts itself
@@ -14,7 +20,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"net/http"
@@ -25,6 +30,7 @@ import (
 	"strings"
 	"time"
 
+	drv "github.com/go-sql-driver/mysql"
 	"github.com/nats-io/nats.go"
 	"github.com/redis/go-redis/v9"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -78,260 +84,414 @@ type Results struct {
 }
 
 func main() {
-	quick := flag.Bool("quick", false, "the short profile (under 2 minutes)")
-	out := flag.String("out", "infra/bench/results", "where BENCHMARKS.md, results.json and the charts go")
-	conns := flag.Int("conns", 16, "connections per pool (the server's max_connections is shared)")
-	reps := flag.Int("reps", 0, "override the profile's repetitions of each throughput cell")
-	cell := flag.Duration("cell", 0, "override the profile's duration of a throughput cell")
-	pick := flag.String("contenders", "", "comma-separated contender names to keep (default all)")
-	only := flag.String("only", "", "comma-separated scenarios to run (burst,throughput,soldout,e2e,cold,payments); default all")
-	flag.Parse()
-	prof := fullProfile
-	if *quick {
-		prof = quickProfile
+	opts := parseFlags()
+	if err := checkRepoRoot(); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(2)
 	}
-	if *reps > 0 {
-		prof.Reps = *reps
-	}
-	if *cell > 0 {
-		prof.Cell = *cell
-	}
-	want := func(s string) bool { return *only == "" || strings.Contains(","+*only+",", ","+s+",") }
-	ctx := context.Background()
-	dsn := os.Getenv("MYSQL_DSN")
-	if dsn == "" {
-		dsn = "root@tcp(127.0.0.1:3306)/"
-	}
-
-	res := &Results{Started: time.Now(), Profile: prof, Errors: map[string]string{}}
-	res.Machine = machine(ctx, dsn)
-	res.Conns = *conns
-	fail := func(scenario string, err error) {
-		fmt.Fprintf(os.Stderr, "bench: %s: %v\n", scenario, err)
-		res.Errors[scenario] = err.Error()
-	}
-	logf := func(format string, args ...any) {
-		fmt.Fprintf(os.Stderr, "bench: %6.1fs "+format+"\n", append([]any{time.Since(res.Started).Seconds()}, args...)...)
-	}
-
-	rdb := redis.NewClient(&redis.Options{Addr: envOr("REDIS_ADDR", "127.0.0.1:6379"), PoolSize: 160})
-	defer rdb.Close()
-	if err := rdb.Ping(ctx).Err(); err != nil {
-		fail("redis", err)
-		rdb = nil
-	}
-	nc, err := nats.Connect(envOr("NATS_URL", nats.DefaultURL))
-	if err != nil {
-		fail("nats", err)
-	} else {
-		defer nc.Close()
-	}
-	etcdCli, stopEtcd, err := startEtcd(ctx)
-	if err != nil {
-		fail("etcd", err)
-		res.Notes = append(res.Notes, "etcd could not be started ("+err.Error()+"): the etcd contender is missing from this run.")
-	} else {
-		defer stopEtcd()
-		res.Machine.Etcd = etcdVersion()
-	}
-
-	binDir, err := os.MkdirTemp("", "salon-bench-bin-")
-	if err != nil {
-		fail("build", err)
-		return
-	}
-	defer os.RemoveAll(binDir)
-	logf("building the function binaries")
-	if err := buildFunctions(ctx, binDir); err != nil {
-		fail("build", err)
-		binDir = ""
-	}
-
-	// contenders builds the line-up on a fixture.
-	run := time.Now().UnixNano()
-	contenders := func(f *fixture) (list []contender, closeAll func()) {
-		t := tables{db: f.raw}
-		p := &product{store: f.store, next: &f.next, base: f.base}
-		list = []contender{p, &productBefore{product: *p}, lockFree{t}, forUpdate{t}, versionCAS{t, 0}, versionCAS{t, 1000}}
-		var closers []func()
-		if rdb != nil {
-			list = append(list, redisLock{t, rdb, fmt.Sprintf("bench:%d:lock:", run)}, redisCounter{t, rdb, fmt.Sprintf("bench:%d:seats:", run)})
-		}
-		if etcdCli != nil {
-			e := &etcdLock{tables: t, cli: etcdCli, prefix: fmt.Sprintf("/bench/%d/lock/", run), sess: map[int]*concurrency.Session{}}
-			list = append(list, e)
-			closers = append(closers, e.close)
-		}
-		if nc != nil {
-			q, err := newQueue(t, nc, fmt.Sprintf("bench.%d.%s", run, f.name))
-			if err != nil {
-				fail("queue", err)
-			} else {
-				list = append(list, q)
-				closers = append(closers, func() { q.sub.Unsubscribe() })
-			}
-		}
-		list = append(list, bare{t})
-		if *pick != "" {
-			var kept []contender
-			for _, c := range list {
-				if strings.Contains(","+*pick+",", ","+c.Name()+",") {
-					kept = append(kept, c)
-				}
-			}
-			list = kept
-		}
-		return list, func() {
-			for _, c := range closers {
-				c()
-			}
-		}
-	}
-
-	if want("burst") {
-		logf("launch burst: %d x %d reserves on the last seat", prof.BurstReps, prof.BurstSize)
-		if err := func() error {
-			f, err := newFixture(ctx, dsn, *conns)
-			if err != nil {
-				return err
-			}
-			defer f.close()
-			list, closeAll := contenders(f)
-			defer closeAll()
-			var gw *platform
-			if binDir != "" {
-				if gw, err = newPlatform(binDir, f.dsn, "reserve"); err != nil {
-					return err
-				}
-				defer gw.close()
-				list = append([]contender{&gatewayContender{product: *list[0].(*product), p: gw}}, list...)
-			}
-			for rep := range prof.BurstReps {
-				for _, c := range rotate(list, rep) {
-					switch c.(type) {
-					case *product, *gatewayContender:
-					default:
-						if rep >= prof.ContBursts {
-							continue
-						}
-						if _, ok := c.(bare); ok {
-							continue // the floor writes no booking: not a reservation
-						}
-					}
-					res.Bursts = append(res.Bursts, burst(ctx, c, prof.BurstSize, rep))
-				}
-			}
-			return nil
-		}(); err != nil {
-			fail("burst", err)
-		}
-	}
-
-	if want("throughput") {
-		for _, sc := range []struct {
-			name  string
-			slots int
-		}{{"hot slot", 1}, {"1000 slots", 1000}} {
-			logf("throughput: %s", sc.name)
-			if err := func() error {
-				f, err := newFixture(ctx, dsn, *conns)
-				if err != nil {
-					return err
-				}
-				defer f.close()
-				list, closeAll := contenders(f)
-				defer closeAll()
-				slots := map[string][]int64{}
-				for _, c := range list {
-					if slots[c.Name()], err = c.Slots(ctx, sc.slots, 1<<30); err != nil {
-						return fmt.Errorf("%s: slots: %w", c.Name(), err)
-					}
-				}
-				for _, clients := range prof.Clients {
-					for rep := range prof.Reps {
-						for _, c := range rotate(list, rep+clients) {
-							res.Cells = append(res.Cells, throughput(ctx, c, sc.name, slots[c.Name()], clients, prof.Cell, rep))
-						}
-					}
-				}
-				return nil
-			}(); err != nil {
-				fail("throughput "+sc.name, err)
-			}
-		}
-	}
-
-	if want("soldout") {
-		logf("sold-out path")
-		if err := soldOutRun(ctx, dsn, *conns, prof, res); err != nil {
-			fail("soldout", err)
-		}
-	}
-
-	if want("e2e") && binDir != "" {
-		logf("end to end through the gateway")
-		if err := e2eRun(ctx, dsn, binDir, prof, res); err != nil {
-			fail("e2e", err)
-		}
-	}
-
-	if want("cold") && binDir != "" {
-		logf("cold starts")
-		if err := func() error {
-			f, err := newFixture(ctx, dsn, 4)
-			if err != nil {
-				return err
-			}
-			defer f.close()
-			fns, err := coldStart(ctx, binDir, f.dsn, prof.ColdStarts)
-			for _, fn := range fns {
-				merged := false
-				for i := range res.Functions {
-					if res.Functions[i].Name == fn.Name {
-						res.Functions[i].SizeBytes, res.Functions[i].ColdStartMS = fn.SizeBytes, fn.ColdStartMS
-						if fn.PeakRSSKB > res.Functions[i].PeakRSSKB {
-							res.Functions[i].PeakRSSKB, res.Functions[i].PeakAfter = fn.PeakRSSKB, fn.PeakAfter
-						}
-						merged = true
-					}
-				}
-				if !merged {
-					res.Functions = append(res.Functions, fn)
-				}
-			}
-			return err
-		}(); err != nil {
-			fail("cold", err)
-		}
-	}
-
-	if want("payments") {
-		logf("release run and payment notifications")
-		if err := func() error {
-			f, err := newFixture(ctx, dsn, 16)
-			if err != nil {
-				return err
-			}
-			defer f.close()
-			p, err := payments(ctx, f, prof.Holds, 8)
-			res.Payments = &p
-			return err
-		}(); err != nil {
-			fail("payments", err)
-		}
-	}
-
-	res.Seconds = time.Since(res.Started).Seconds()
-	res.Machine.LoadAfter = loadavg()
-	res.Targets = targets(res)
-	if err := write(*out, res); err != nil {
+	if err := run(opts); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
-	logf("wrote %s", *out)
+}
+
+// run measures every scenario the options want, in this order, and writes the
+// report. A scenario that fails is recorded in the results and the run goes on.
+func run(opts options) error {
+	b := newBench(opts)
+	defer b.connectPeers()()
+	removeBinaries, err := b.buildFunctionBinaries()
+	if err != nil {
+		return err
+	}
+	defer removeBinaries()
+	b.scenario("burst", b.burstRun)
+	b.scenario("throughput", b.throughputRun)
+	b.scenario("soldout", b.soldOutRun)
+	b.scenarioWithBinaries("e2e", b.e2eRun)
+	b.scenarioWithBinaries("cold", b.coldRun)
+	b.scenario("payments", b.paymentsRun)
+	return b.report()
+}
+
+// options are the command line.
+type options struct {
+	quick      bool
+	out        string
+	conns      int
+	reps       int
+	cell       time.Duration
+	contenders string // comma-separated names to keep; empty keeps all
+	only       string // comma-separated scenarios; empty runs all
+}
+
+func parseFlags() options {
+	var o options
+	flag.BoolVar(&o.quick, "quick", false, "the short profile (under 2 minutes)")
+	flag.StringVar(&o.out, "out", "infra/bench/results", "where BENCHMARKS.md, results.json and the charts go")
+	flag.IntVar(&o.conns, "conns", 16, "connections per pool (the server's max_connections is shared)")
+	flag.IntVar(&o.reps, "reps", 0, "override the profile's repetitions of each throughput cell")
+	flag.DurationVar(&o.cell, "cell", 0, "override the profile's duration of a throughput cell")
+	flag.StringVar(&o.contenders, "contenders", "", "comma-separated contender names to keep (default all)")
+	flag.StringVar(&o.only, "only", "", "comma-separated scenarios to run (burst,throughput,soldout,e2e,cold,payments); default all")
+	flag.Parse()
+	return o
+}
+
+// profile is the chosen profile with the command line's overrides.
+func (o options) profile() Profile {
+	prof := fullProfile
+	if o.quick {
+		prof = quickProfile
+	}
+	if o.reps > 0 {
+		prof.Reps = o.reps
+	}
+	if o.cell > 0 {
+		prof.Cell = o.cell
+	}
+	return prof
+}
+
+// inList reports whether name is in the comma-separated list; an empty list
+// holds everything.
+func inList(list, name string) bool {
+	return list == "" || strings.Contains(","+list+",", ","+name+",")
+}
+
+// bench is one run: what it measures against, and what it has measured so far.
+type bench struct {
+	opts options
+	prof Profile
+	ctx  context.Context
+	dsn  string // the server, without a database
+	res  *Results
+
+	// The peers of the rejected designs; nil when they could not be reached,
+	// and the contenders that need them are left out.
+	rdb  *redis.Client
+	nc   *nats.Conn
+	etcd *clientv3.Client
+	// runID keeps this run's keys and subjects apart from any other run's.
+	runID int64
+	// binDir holds the function binaries; empty when they could not be built,
+	// and the scenarios that run them are left out.
+	binDir string
+}
+
+func newBench(opts options) *bench {
+	ctx := context.Background()
+	b := &bench{opts: opts, prof: opts.profile(), ctx: ctx, dsn: envOr("MYSQL_DSN", "root@tcp(127.0.0.1:3306)/")}
+	b.res = &Results{Started: time.Now(), Profile: b.prof, Errors: map[string]string{}}
+	b.res.Machine = machine(ctx, b.dsn)
+	b.res.Conns = opts.conns
+	return b
+}
+
+// fail records a scenario's error in the results and says it at once.
+func (b *bench) fail(scenario string, err error) {
+	fmt.Fprintf(os.Stderr, "bench: %s: %v\n", scenario, err)
+	b.res.Errors[scenario] = err.Error()
+}
+
+func (b *bench) logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "bench: %6.1fs "+format+"\n", append([]any{time.Since(b.res.Started).Seconds()}, args...)...)
+}
+
+// scenario runs measure when the command line wants the scenario.
+func (b *bench) scenario(name string, measure func()) {
+	if inList(b.opts.only, name) {
+		measure()
+	}
+}
+
+// scenarioWithBinaries is scenario for those that run the function binaries.
+func (b *bench) scenarioWithBinaries(name string, measure func()) {
+	if b.binDir != "" {
+		b.scenario(name, measure)
+	}
+}
+
+// connectPeers reaches Redis and NATS and starts etcd; a peer that is missing
+// is recorded and its contender left out. The returned func lets them go.
+func (b *bench) connectPeers() (closeAll func()) {
+	var closers []func()
+	b.runID = time.Now().UnixNano()
+	rdb := redis.NewClient(&redis.Options{Addr: envOr("REDIS_ADDR", "127.0.0.1:6379"), PoolSize: 160})
+	closers = append(closers, func() { rdb.Close() })
+	if err := rdb.Ping(b.ctx).Err(); err != nil {
+		b.fail("redis", err)
+	} else {
+		b.rdb = rdb
+	}
+	if nc, err := nats.Connect(envOr("NATS_URL", nats.DefaultURL)); err != nil {
+		b.fail("nats", err)
+	} else {
+		b.nc = nc
+		closers = append(closers, nc.Close)
+	}
+	if cli, stopEtcd, err := startEtcd(b.ctx); err != nil {
+		b.fail("etcd", err)
+		b.res.Notes = append(b.res.Notes, "etcd could not be started ("+err.Error()+"): the etcd contender is missing from this run.")
+	} else {
+		b.etcd = cli
+		b.res.Machine.Etcd = etcdVersion()
+		closers = append(closers, stopEtcd)
+	}
+	return func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			closers[i]()
+		}
+	}
+}
+
+// buildFunctionBinaries builds every function into a temporary directory; a
+// failed build is recorded and leaves b.binDir empty. The returned func removes
+// the directory.
+func (b *bench) buildFunctionBinaries() (remove func(), err error) {
+	dir, err := os.MkdirTemp("", "salon-bench-bin-")
+	if err != nil {
+		return nil, fmt.Errorf("build: %w", err)
+	}
+	b.logf("building the function binaries")
+	if err := buildFunctions(b.ctx, dir); err != nil {
+		b.fail("build", err)
+	} else {
+		b.binDir = dir
+	}
+	return func() { os.RemoveAll(dir) }, nil
+}
+
+// lineUp builds the contenders on a fixture: the product, its previous form,
+// the designs it rejected whose peers are up, and the floor, keeping those the
+// command line names.
+func (b *bench) lineUp(f *fixture) (list []contender, closeAll func()) {
+	t := tables{db: f.raw}
+	p := &product{store: f.store, next: &f.next, base: f.base}
+	list = []contender{p, &productBefore{product: *p}, lockFree{t}, forUpdate{t}, versionCAS{t, 0}, versionCAS{t, 1000}}
+	var closers []func()
+	if b.rdb != nil {
+		list = append(list, redisLock{t, b.rdb, fmt.Sprintf("bench:%d:lock:", b.runID)}, redisCounter{t, b.rdb, fmt.Sprintf("bench:%d:seats:", b.runID)})
+	}
+	if b.etcd != nil {
+		e := &etcdLock{tables: t, cli: b.etcd, prefix: fmt.Sprintf("/bench/%d/lock/", b.runID), sess: map[int]*concurrency.Session{}}
+		list = append(list, e)
+		closers = append(closers, e.close)
+	}
+	if b.nc != nil {
+		q, err := newQueue(t, b.nc, fmt.Sprintf("bench.%d.%s", b.runID, f.name))
+		if err != nil {
+			b.fail("queue", err)
+		} else {
+			list = append(list, q)
+			closers = append(closers, func() { q.sub.Unsubscribe() })
+		}
+	}
+	list = append(list, bare{t})
+	return b.keepPicked(list), func() {
+		for _, c := range closers {
+			c()
+		}
+	}
+}
+
+// keepPicked keeps the contenders the command line names (all when it names none).
+func (b *bench) keepPicked(list []contender) []contender {
+	if b.opts.contenders == "" {
+		return list
+	}
+	var kept []contender
+	for _, c := range list {
+		if inList(b.opts.contenders, c.Name()) {
+			kept = append(kept, c)
+		}
+	}
+	return kept
+}
+
+func (b *bench) burstRun() {
+	b.logf("launch burst: %d x %d reserves on the last seat", b.prof.BurstReps, b.prof.BurstSize)
+	if err := b.bursts(); err != nil {
+		b.fail("burst", err)
+	}
+}
+
+// bursts releases the launch burst on every contender, the product (in process
+// and, with the binaries, through the gateway) BurstReps times, the others
+// ContBursts times.
+func (b *bench) bursts() error {
+	f, err := newFixture(b.ctx, b.dsn, b.opts.conns)
+	if err != nil {
+		return err
+	}
+	defer f.close()
+	list, closeAll := b.lineUp(f)
+	defer closeAll()
+	if b.binDir != "" {
+		gw, err := newPlatform(b.binDir, f.dsn, "reserve")
+		if err != nil {
+			return err
+		}
+		defer gw.close()
+		list = append([]contender{&gatewayContender{product: *list[0].(*product), p: gw}}, list...)
+	}
+	for rep := range b.prof.BurstReps {
+		for _, c := range rotate(list, rep) {
+			if b.burstsIn(c, rep) {
+				b.res.Bursts = append(b.res.Bursts, burst(b.ctx, c, b.prof.BurstSize, rep))
+			}
+		}
+	}
+	return nil
+}
+
+// burstsIn reports whether contender c takes part in repetition rep of the burst.
+func (b *bench) burstsIn(c contender, rep int) bool {
+	switch c.(type) {
+	case *product, *gatewayContender:
+		return true
+	case bare:
+		return false // the floor writes no booking: not a reservation
+	}
+	return rep < b.prof.ContBursts
+}
+
+func (b *bench) throughputRun() {
+	for _, sc := range []struct {
+		name  string
+		slots int
+	}{{"hot slot", 1}, {"1000 slots", 1000}} {
+		b.logf("throughput: %s", sc.name)
+		if err := b.throughputCells(sc.name, sc.slots); err != nil {
+			b.fail("throughput "+sc.name, err)
+		}
+	}
+}
+
+// throughputCells measures every contender on its own slots at every client
+// count, Reps times, interleaved.
+func (b *bench) throughputCells(scenario string, nSlots int) error {
+	f, err := newFixture(b.ctx, b.dsn, b.opts.conns)
+	if err != nil {
+		return err
+	}
+	defer f.close()
+	list, closeAll := b.lineUp(f)
+	defer closeAll()
+	slots := map[string][]int64{}
+	for _, c := range list {
+		if slots[c.Name()], err = c.Slots(b.ctx, nSlots, 1<<30); err != nil {
+			return fmt.Errorf("%s: slots: %w", c.Name(), err)
+		}
+	}
+	for _, clients := range b.prof.Clients {
+		for rep := range b.prof.Reps {
+			for _, c := range rotate(list, rep+clients) {
+				b.res.Cells = append(b.res.Cells, throughput(b.ctx, c, scenario, slots[c.Name()], clients, b.prof.Cell, rep))
+			}
+		}
+	}
+	return nil
+}
+
+func (b *bench) soldOutRun() {
+	b.logf("sold-out path")
+	if err := soldOutCells(b.ctx, b.dsn, b.opts.conns, b.prof, b.res); err != nil {
+		b.fail("soldout", err)
+	}
+}
+
+func (b *bench) e2eRun() {
+	b.logf("end to end through the gateway")
+	if err := endToEnd(b.ctx, b.dsn, b.binDir, b.prof, b.res); err != nil {
+		b.fail("e2e", err)
+	}
+}
+
+func (b *bench) coldRun() {
+	b.logf("cold starts")
+	if err := b.coldStarts(); err != nil {
+		b.fail("cold", err)
+	}
+}
+
+// coldStarts measures every function's cold start and size into the results.
+func (b *bench) coldStarts() error {
+	f, err := newFixture(b.ctx, b.dsn, 4)
+	if err != nil {
+		return err
+	}
+	defer f.close()
+	fns, err := coldStart(b.ctx, b.binDir, f.dsn, b.prof.ColdStarts)
+	for _, fn := range fns {
+		b.res.mergeFunction(fn)
+	}
+	return err
+}
+
+// mergeFunction adds a cold-start measurement to the function's entry (made by
+// the end-to-end run, if it ran), keeping the higher peak memory.
+func (res *Results) mergeFunction(fn Function) {
+	merged := false
+	for i := range res.Functions {
+		if res.Functions[i].Name == fn.Name {
+			res.Functions[i].SizeBytes, res.Functions[i].ColdStartMS = fn.SizeBytes, fn.ColdStartMS
+			if fn.PeakRSSKB > res.Functions[i].PeakRSSKB {
+				res.Functions[i].PeakRSSKB, res.Functions[i].PeakAfter = fn.PeakRSSKB, fn.PeakAfter
+			}
+			merged = true
+		}
+	}
+	if !merged {
+		res.Functions = append(res.Functions, fn)
+	}
+}
+
+func (b *bench) paymentsRun() {
+	b.logf("release run and payment notifications")
+	if err := b.payments(); err != nil {
+		b.fail("payments", err)
+	}
+}
+
+// payments measures the release run and the payment notifications.
+func (b *bench) payments() error {
+	f, err := newFixture(b.ctx, b.dsn, 16)
+	if err != nil {
+		return err
+	}
+	defer f.close()
+	p, err := payments(b.ctx, f, b.prof.Holds, 8)
+	b.res.Payments = &p
+	return err
+}
+
+// report judges the targets, writes the results and prints the verdicts.
+func (b *bench) report() error {
+	res := b.res
+	res.Seconds = time.Since(res.Started).Seconds()
+	res.Machine.LoadAfter = loadavg()
+	res.Targets = targets(res)
+	if err := write(b.opts.out, res); err != nil {
+		return err
+	}
+	b.logf("wrote %s", b.opts.out)
 	for _, t := range res.Targets {
 		fmt.Printf("%-60s %-14s %s\n", t.Name, t.Measured, t.Verdict)
 	}
+	return nil
+}
+
+// checkRepoRoot refuses to start anywhere but the repository root: the tool
+// builds ./functions/<name> and writes infra/bench/results relative to it, and
+// since it is a module of its own, `go run .` in infra/bench would start it there.
+func checkRepoRoot() error {
+	for _, p := range []string{"serverless.yml", "functions", "infra/bench/go.mod"} {
+		if _, err := os.Stat(p); err != nil {
+			return fmt.Errorf("run from the repository root (scripts/bench.sh does): %w", err)
+		}
+	}
+	return nil
 }
 
 func envOr(k, def string) string {
@@ -341,9 +501,9 @@ func envOr(k, def string) string {
 	return def
 }
 
-// soldOutRun compares one reserve on a full slot with one bare conditional
+// soldOutCells compares one reserve on a full slot with one bare conditional
 // UPDATE on a full slot (0 rows), both on the product's tables, interleaved.
-func soldOutRun(ctx context.Context, dsn string, conns int, prof Profile, res *Results) error {
+func soldOutCells(ctx context.Context, dsn string, conns int, prof Profile, res *Results) error {
 	f, err := newFixture(ctx, dsn, conns)
 	if err != nil {
 		return err
@@ -390,9 +550,9 @@ func (b *bareProduct) Count(ctx context.Context, slots []int64) (int, int, error
 	return (&product{store: b.store}).Count(ctx, slots)
 }
 
-// e2eRun drives GET /slots, POST /bookings and POST /bookings/{id}/cancel through
+// endToEnd drives GET /slots, POST /bookings and POST /bookings/{id}/cancel through
 // the local gateway and the function binaries, then the gateway overhead.
-func e2eRun(ctx context.Context, dsn, binDir string, prof Profile, res *Results) error {
+func endToEnd(ctx context.Context, dsn, binDir string, prof Profile, res *Results) error {
 	f, err := newFixture(ctx, dsn, 16)
 	if err != nil {
 		return err
@@ -568,7 +728,14 @@ func machine(ctx context.Context, dsn string) Machine {
 			}
 		}
 	}
-	db, err := mysql.Open(dsn, mysql.Options{MaxOpenConns: 1})
+	// The server's settings, whichever database MYSQL_DSN names: scripts/lib/mysql.sh
+	// names salon, which need not exist (every scenario makes its own).
+	cfg, err := drv.ParseDSN(dsn)
+	if err != nil {
+		return m
+	}
+	cfg.DBName = ""
+	db, err := mysql.Open(cfg.FormatDSN(), mysql.Options{MaxOpenConns: 1})
 	if err != nil {
 		return m
 	}
@@ -590,5 +757,3 @@ func loadavg() string {
 	}
 	return strings.Join(f[:3], " ")
 }
-
-var _ = json.Marshal

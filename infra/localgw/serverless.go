@@ -206,172 +206,254 @@ func LoadServerless(path string) (*Spec, error) {
 	return spec, nil
 }
 
+// build turns the parsed file into a Spec and every mistake in it into an
+// error, all of them, in the order of the file.
 func build(path string, raw *rawFile) (*Spec, []error) {
-	var errs []error
-	fail := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	b := &specBuilder{in: &raw.Inputs, routes: map[string]bool{}}
+	b.checkInputs(raw)
+	b.newSpec(path, raw)
+	b.addFunctions()
+	b.addTriggers()
+	return b.spec, b.errs
+}
 
+// specBuilder is one build: the inputs it reads, the Spec it fills and the
+// errors it has found.
+type specBuilder struct {
+	in     *rawInputs
+	spec   *Spec
+	errs   []error
+	routes map[string]bool // "METHOD /path" of the routes added so far
+}
+
+func (b *specBuilder) fail(format string, args ...any) {
+	b.errs = append(b.errs, fmt.Errorf(format, args...))
+}
+
+// defined reports whether inputs.functions defines fn.
+func (b *specBuilder) defined(fn string) bool {
+	_, ok := b.in.Functions[fn]
+	return ok
+}
+
+// checkInputs refuses what multi-scf would not deploy as written.
+func (b *specBuilder) checkInputs(raw *rawFile) {
 	if raw.Component != "multi-scf" {
-		fail("component is %q; the local platform reads multi-scf files", raw.Component)
+		b.fail("component is %q; the local platform reads multi-scf files", raw.Component)
 	}
-	in := &raw.Inputs
-	if in.Src.Src == "" {
-		fail("inputs.src is missing")
+	if b.in.Src.Src == "" {
+		b.fail("inputs.src is missing")
 	}
-	if in.Environment.Kind != 0 {
+	if b.in.Environment.Kind != 0 {
 		// formatFaasInputs overwrites environment with the (possibly empty) list.
-		fail("inputs.environment is ignored by multi-scf; use environments: [{key, value}]")
+		b.fail("inputs.environment is ignored by multi-scf; use environments: [{key, value}]")
 	}
+}
+
+// newSpec starts the Spec with the file's identity and inputs.src resolved
+// against the file's directory.
+func (b *specBuilder) newSpec(path string, raw *rawFile) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		fail("%v", err)
+		b.fail("%v", err)
 	}
-	spec := &Spec{
+	b.spec = &Spec{
 		Path:      abs,
 		App:       raw.App,
 		Stage:     raw.Stage,
 		Name:      raw.Name,
 		Component: raw.Component,
-		Region:    in.Region,
-		Src:       filepath.Join(filepath.Dir(abs), in.Src.Src),
+		Region:    b.in.Region,
+		Src:       filepath.Join(filepath.Dir(abs), b.in.Src.Src),
 	}
+}
 
-	if len(in.Functions) == 0 {
-		fail("inputs.functions is empty")
+// addFunctions adds the functions in name order.
+func (b *specBuilder) addFunctions() {
+	if len(b.in.Functions) == 0 {
+		b.fail("inputs.functions is empty")
 	}
-	names := make([]string, 0, len(in.Functions))
-	for name := range in.Functions {
+	names := make([]string, 0, len(b.in.Functions))
+	for name := range b.in.Functions {
 		names = append(names, name)
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		rf := in.Functions[name]
-		if rf.Environment.Kind != 0 {
-			fail("function %s: environment is ignored by multi-scf; use environments: [{key, value}]", name)
-		}
-		f := Function{
-			Name:     name,
-			Src:      rf.Src,
-			Handler:  pick(rf.Handler, in.Handler),
-			Runtime:  pick(rf.Runtime, in.Runtime),
-			Timeout:  time.Duration(pickInt(rf.Timeout, in.Timeout, defaultTimeoutSeconds)) * time.Second,
-			MemoryMB: pickInt(rf.MemorySize, in.MemorySize, defaultMemoryMB),
-			Env:      map[string]string{},
-		}
-		if f.Src == "" {
-			fail("function %s: src is missing (a directory under inputs.src holding the binary)", name)
-		} else {
-			f.Dir = filepath.Join(spec.Src, f.Src)
-		}
-		if f.Handler == "" {
-			fail("function %s: handler is missing", name)
-		}
-		if f.Timeout < time.Second || f.Timeout > 900*time.Second {
-			fail("function %s: timeout %s outside 1-900 s", name, f.Timeout)
-		}
-		envs := in.Environments
-		if rf.Environments != nil { // replaces the top-level list; no merge
-			envs = rf.Environments
-		}
-		if envs != nil {
-			for _, kv := range *envs {
-				if kv.Key == "" {
-					fail("function %s: an environments entry has no key", name)
-					continue
-				}
-				f.Env[kv.Key] = kv.Value
-			}
-		}
-		spec.Functions = append(spec.Functions, f)
+		b.spec.Functions = append(b.spec.Functions, b.function(name, b.in.Functions[name]))
 	}
-	defined := func(fn string) bool { _, ok := in.Functions[fn]; return ok }
+}
 
-	seen := map[string]bool{}
-	for i, t := range in.Triggers {
+// function applies the top-level defaults to one function and checks it.
+func (b *specBuilder) function(name string, rf rawFunction) Function {
+	in := b.in
+	if rf.Environment.Kind != 0 {
+		b.fail("function %s: environment is ignored by multi-scf; use environments: [{key, value}]", name)
+	}
+	f := Function{
+		Name:     name,
+		Src:      rf.Src,
+		Handler:  pick(rf.Handler, in.Handler),
+		Runtime:  pick(rf.Runtime, in.Runtime),
+		Timeout:  time.Duration(pickInt(rf.Timeout, in.Timeout, defaultTimeoutSeconds)) * time.Second,
+		MemoryMB: pickInt(rf.MemorySize, in.MemorySize, defaultMemoryMB),
+		Env:      map[string]string{},
+	}
+	if f.Src == "" {
+		b.fail("function %s: src is missing (a directory under inputs.src holding the binary)", name)
+	} else {
+		f.Dir = filepath.Join(b.spec.Src, f.Src)
+	}
+	if f.Handler == "" {
+		b.fail("function %s: handler is missing", name)
+	}
+	if f.Timeout < time.Second || f.Timeout > 900*time.Second {
+		b.fail("function %s: timeout %s outside 1-900 s", name, f.Timeout)
+	}
+	b.addEnvironment(&f, rf)
+	return f
+}
+
+// addEnvironment gives f its environments list, or the top-level one: a
+// function's list replaces the top-level list, it is not merged into it.
+func (b *specBuilder) addEnvironment(f *Function, rf rawFunction) {
+	envs := b.in.Environments
+	if rf.Environments != nil {
+		envs = rf.Environments
+	}
+	if envs == nil {
+		return
+	}
+	for _, kv := range *envs {
+		if kv.Key == "" {
+			b.fail("function %s: an environments entry has no key", f.Name)
+			continue
+		}
+		f.Env[kv.Key] = kv.Value
+	}
+}
+
+// addTriggers adds the API Gateway routes and the timers; other trigger types
+// are only checked to name a defined function.
+func (b *specBuilder) addTriggers() {
+	for i, t := range b.in.Triggers {
 		switch t.Type {
 		case "apigw":
-			var p rawAPIGW
-			if err := t.Parameters.Decode(&p); err != nil {
-				fail("triggers[%d] (apigw): %v", i, err)
-				continue
-			}
-			if p.Name == "" {
-				fail("triggers[%d] (apigw): parameters.name is missing (multi-scf takes the service name from it)", i)
-			}
-			for j, a := range p.APIs {
-				r := Route{Method: strings.ToUpper(a.Method), Path: a.Path, Function: a.Function}
-				where := fmt.Sprintf("triggers[%d].apis[%d] (%s %s)", i, j, a.Method, a.Path)
-				if r.Function == "" {
-					r.Function = t.Function
-				}
-				if !methods[r.Method] {
-					fail("%s: method %q", where, a.Method)
-				}
-				if !strings.HasPrefix(r.Path, "/") {
-					fail("%s: path must start with /", where)
-				}
-				if !defined(r.Function) {
-					fail("%s: function %q is not defined in inputs.functions", where, r.Function)
-				}
-				key := r.Method + " " + r.Path
-				if seen[key] {
-					fail("%s: defined twice", where)
-				}
-				seen[key] = true
-				r.ServiceTimeout = time.Duration(pickInt(a.ServiceTimeout, nil, defaultServiceTimeoutSeconds)) * time.Second
-				declared := map[string]bool{}
-				for _, rp := range a.Param {
-					prm := Param{Name: rp.Name, Position: strings.ToUpper(rp.Position), Required: rp.Required, Type: rp.Type}
-					if rp.DefaultValue.Kind == yaml.ScalarNode {
-						prm.Default = rp.DefaultValue.Value
-					}
-					switch prm.Position {
-					case "PATH", "QUERY", "HEADER":
-					default:
-						fail("%s: param %s: position %q (PATH, QUERY or HEADER)", where, rp.Name, rp.Position)
-					}
-					if prm.Position == "PATH" {
-						declared[prm.Name] = true
-					}
-					r.Params = append(r.Params, prm)
-				}
-				for _, seg := range strings.Split(r.Path, "/") {
-					if m := pathParamRE.FindStringSubmatch(seg); m != nil && !declared[m[1]] {
-						fail("%s: path parameter {%s} is not declared in param (position PATH)", where, m[1])
-					} else if m == nil && strings.ContainsAny(seg, "{}") {
-						fail("%s: segment %q: a path parameter must be a whole segment", where, seg)
-					}
-				}
-				if f, ok := spec.Function(r.Function); ok && r.ServiceTimeout >= f.Timeout {
-					fail("%s: serviceTimeout %s is not below the timeout %s of %s: a function timeout would reach the client as HTTP 200",
-						where, r.ServiceTimeout, f.Timeout, f.Name)
-				}
-				spec.Routes = append(spec.Routes, r)
-			}
+			b.addAPIGW(i, t)
 		case "timer":
-			var p rawTimer
-			if err := t.Parameters.Decode(&p); err != nil {
-				fail("triggers[%d] (timer): %v", i, err)
-				continue
-			}
-			tt := TimerTrigger{Name: p.Name, Function: t.Function, Cron: p.CronExpression, Enable: p.Enable, Argument: p.Argument}
-			where := fmt.Sprintf("triggers[%d] (timer %s)", i, p.Name)
-			if !defined(tt.Function) {
-				fail("%s: function %q is not defined in inputs.functions", where, tt.Function)
-			}
-			if tt.Name == "" {
-				fail("%s: parameters.name is missing", where)
-			}
-			if n := len(strings.Fields(tt.Cron)); n != 7 {
-				fail("%s: cronExpression %q has %d fields; SCF's has 7 (second minute hour day month week year)", where, tt.Cron, n)
-			}
-			spec.Timers = append(spec.Timers, tt)
+			b.addTimer(i, t)
 		default:
-			if t.Function != "" && !defined(t.Function) {
-				fail("triggers[%d] (%s): function %q is not defined in inputs.functions", i, t.Type, t.Function)
+			if t.Function != "" && !b.defined(t.Function) {
+				b.fail("triggers[%d] (%s): function %q is not defined in inputs.functions", i, t.Type, t.Function)
 			}
 		}
 	}
-	return spec, errs
+}
+
+func (b *specBuilder) addAPIGW(i int, t rawTrigger) {
+	var p rawAPIGW
+	if err := t.Parameters.Decode(&p); err != nil {
+		b.fail("triggers[%d] (apigw): %v", i, err)
+		return
+	}
+	if p.Name == "" {
+		b.fail("triggers[%d] (apigw): parameters.name is missing (multi-scf takes the service name from it)", i)
+	}
+	for j, a := range p.APIs {
+		b.spec.Routes = append(b.spec.Routes, b.route(fmt.Sprintf("triggers[%d].apis[%d] (%s %s)", i, j, a.Method, a.Path), t, a))
+	}
+}
+
+// route reads one API of an apigw trigger (its function defaults to the
+// trigger's) and checks it; where names it in the errors.
+func (b *specBuilder) route(where string, t rawTrigger, a rawAPI) Route {
+	r := Route{Method: strings.ToUpper(a.Method), Path: a.Path, Function: a.Function}
+	if r.Function == "" {
+		r.Function = t.Function
+	}
+	if !methods[r.Method] {
+		b.fail("%s: method %q", where, a.Method)
+	}
+	if !strings.HasPrefix(r.Path, "/") {
+		b.fail("%s: path must start with /", where)
+	}
+	if !b.defined(r.Function) {
+		b.fail("%s: function %q is not defined in inputs.functions", where, r.Function)
+	}
+	key := r.Method + " " + r.Path
+	if b.routes[key] {
+		b.fail("%s: defined twice", where)
+	}
+	b.routes[key] = true
+	r.ServiceTimeout = time.Duration(pickInt(a.ServiceTimeout, nil, defaultServiceTimeoutSeconds)) * time.Second
+	r.Params = b.params(where, a.Param)
+	b.checkPathParams(where, r)
+	b.checkServiceTimeout(where, r)
+	return r
+}
+
+// params reads an API's declared parameters and checks their positions.
+func (b *specBuilder) params(where string, raw []rawParam) []Param {
+	var params []Param
+	for _, rp := range raw {
+		prm := Param{Name: rp.Name, Position: strings.ToUpper(rp.Position), Required: rp.Required, Type: rp.Type}
+		if rp.DefaultValue.Kind == yaml.ScalarNode {
+			prm.Default = rp.DefaultValue.Value
+		}
+		switch prm.Position {
+		case "PATH", "QUERY", "HEADER":
+		default:
+			b.fail("%s: param %s: position %q (PATH, QUERY or HEADER)", where, rp.Name, rp.Position)
+		}
+		params = append(params, prm)
+	}
+	return params
+}
+
+// checkPathParams wants every {name} in the path to be a whole segment and
+// declared as a PATH parameter.
+func (b *specBuilder) checkPathParams(where string, r Route) {
+	declared := map[string]bool{}
+	for _, prm := range r.Params {
+		if prm.Position == "PATH" {
+			declared[prm.Name] = true
+		}
+	}
+	for _, seg := range strings.Split(r.Path, "/") {
+		if m := pathParamRE.FindStringSubmatch(seg); m != nil && !declared[m[1]] {
+			b.fail("%s: path parameter {%s} is not declared in param (position PATH)", where, m[1])
+		} else if m == nil && strings.ContainsAny(seg, "{}") {
+			b.fail("%s: segment %q: a path parameter must be a whole segment", where, seg)
+		}
+	}
+}
+
+// checkServiceTimeout wants the gateway to give up before the function does:
+// otherwise a function timeout reaches the client as HTTP 200.
+func (b *specBuilder) checkServiceTimeout(where string, r Route) {
+	if f, ok := b.spec.Function(r.Function); ok && r.ServiceTimeout >= f.Timeout {
+		b.fail("%s: serviceTimeout %s is not below the timeout %s of %s: a function timeout would reach the client as HTTP 200",
+			where, r.ServiceTimeout, f.Timeout, f.Name)
+	}
+}
+
+func (b *specBuilder) addTimer(i int, t rawTrigger) {
+	var p rawTimer
+	if err := t.Parameters.Decode(&p); err != nil {
+		b.fail("triggers[%d] (timer): %v", i, err)
+		return
+	}
+	tt := TimerTrigger{Name: p.Name, Function: t.Function, Cron: p.CronExpression, Enable: p.Enable, Argument: p.Argument}
+	where := fmt.Sprintf("triggers[%d] (timer %s)", i, p.Name)
+	if !b.defined(tt.Function) {
+		b.fail("%s: function %q is not defined in inputs.functions", where, tt.Function)
+	}
+	if tt.Name == "" {
+		b.fail("%s: parameters.name is missing", where)
+	}
+	if n := len(strings.Fields(tt.Cron)); n != 7 {
+		b.fail("%s: cronExpression %q has %d fields; SCF's has 7 (second minute hour day month week year)", where, tt.Cron, n)
+	}
+	b.spec.Timers = append(b.spec.Timers, tt)
 }
 
 func pick(v, top string) string {
