@@ -14,8 +14,8 @@
 #   gateway      infra/cmd/scflocal: API Gateway on 127.0.0.1:${PORT:-8080} with the
 #                routes of serverless.yml, and the release timer every RELEASE_EVERY
 #
-# Every setting of design.md's configuration table is read from the environment and
-# passed to the functions. Also: PORT (8080), RELEASE_EVERY (1m), DEMO_SCHEDULE (1),
+# Every setting of the configuration table in functions/README.md is read from
+# the environment and passed to the functions. Also: PORT (8080), RELEASE_EVERY (1m), DEMO_SCHEDULE (1),
 # WXPAYSIM_ADDR (127.0.0.1:8091), WXLOGINSIM_ADDR (127.0.0.1:8092).
 #
 # Ctrl-C stops everything this script started. A private MariaDB it started (or
@@ -70,7 +70,7 @@ trap 'exit 143' TERM
 
 # --- MySQL ----------------------------------------------------------------------
 # shellcheck source=scripts/lib/mysql.sh
-. scripts/lib/mysql.sh # defaults MYSQL_DSN to design.md's
+. scripts/lib/mysql.sh # defaults MYSQL_DSN to root@tcp(127.0.0.1:3306)/salon
 # Only a TCP DSN on this machine may be started here; a socket DSN or another host
 # is used as it is, and the migration step below says clearly if it does not answer.
 hp="$(dsn_host_port "$MYSQL_DSN")"

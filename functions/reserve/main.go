@@ -1,5 +1,6 @@
-// Command reserve is the SCF function behind API Gateway for its routes in
-// serverless.yml. Everything it does is in package api; this only starts it.
+// Command reserve is the SCF function behind API Gateway (or a Function URL) for
+// its routes in serverless.yml, listed in functions/README.md. Everything it does
+// is in package handler (shared/handler); this only starts it.
 package main
 
 import (

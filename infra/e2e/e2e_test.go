@@ -507,8 +507,8 @@ func TestLastSeatUnderACrowd(t *testing.T) {
 // credentials, to the real binaries: each must be answered by the handler of the
 // function serverless.yml names, never by the gateway (404/502) and never by a
 // function that does not know the path (404 "no route") or the method (405).
-// That the file maps the routes of design.md is checked in localgw; this checks
-// the functions agree with the file.
+// That the file maps the routes of the API (functions/README.md) is checked in
+// localgw; this checks the functions agree with the file.
 func TestEveryRouteReachesItsHandler(t *testing.T) {
 	t.Parallel()
 	s := start(t)

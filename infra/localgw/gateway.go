@@ -1,6 +1,7 @@
 // Package localgw is the local stand-in for Tencent API Gateway and the SCF timer
 // trigger: it reads the routes and timers from serverless.yml, turns each HTTP
-// request into the API Gateway event (docs/scf-platform.md §2.1), invokes the
+// request into the API Gateway event (shared/apigw/README.md, "The events a
+// function accepts"), invokes the
 // mapped function through an Invoker (scfhost in practice), and turns the
 // integrated response back into HTTP.
 package localgw

@@ -172,7 +172,8 @@ type rawTimer struct {
 	Argument       string `yaml:"argument"`
 }
 
-// Platform defaults (docs/scf-platform.md §6).
+// What SCF and API Gateway use when serverless.yml leaves a value out: a 3 s
+// function timeout, 128 MB, a 15 s serviceTimeout.
 const (
 	defaultTimeoutSeconds        = 3
 	defaultMemoryMB              = 128

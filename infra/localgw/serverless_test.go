@@ -11,7 +11,8 @@ import (
 
 const repoRoot = "../.."
 
-// The routes design.md fixes, and the functions that serve them.
+// The routes of the HTTP API (functions/README.md, "Routes"), and the functions
+// that serve them.
 var wantRoutes = map[string]string{
 	"GET /healthz":                      "slots",
 	"GET /slots":                        "slots",
@@ -30,7 +31,8 @@ var wantRoutes = map[string]string{
 	"POST /admin/bookings/{id}/noshow":  "admin",
 }
 
-// The settings of design.md's configuration table that the functions get on SCF.
+// The settings of the configuration table in functions/README.md that the
+// functions get on SCF.
 var wantEnv = []string{
 	"MYSQL_DSN", "SHOP_TZ", "LOCK_TTL", "BOOKING_WINDOW_DAYS", "SESSION_SECRET", "ADMIN_TOKEN",
 	"WX_APPID", "WX_APPSECRET", "WX_API_BASE",
@@ -93,7 +95,7 @@ func TestRepositoryServerlessYML(t *testing.T) {
 	}
 	for k := range got {
 		if _, ok := wantRoutes[k]; !ok {
-			t.Errorf("route %s is not in design.md", k)
+			t.Errorf("route %s is not in the API (functions/README.md)", k)
 		}
 	}
 

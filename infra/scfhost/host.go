@@ -1,8 +1,8 @@
-// Package scfhost runs Tencent SCF Go function binaries on this machine the way the
-// SCF Go1 runtime runs them (docs/scf-platform.md §1): the binary is started with
-// _LAMBDA_SERVER_PORT set, serves net/rpc with the gob codec on that port, and the
-// host calls Function.Invoke with the event, the request id, a deadline and the
-// function's environment.
+// Package scfhost runs Tencent SCF Go function binaries on this machine the way
+// the SCF Go1 runtime runs them (infra/README.md, "The local platform"): the
+// binary is started with _LAMBDA_SERVER_PORT set, serves net/rpc with the gob
+// codec on that port, and the host calls Function.Invoke with the event, the
+// request id, a deadline and the function's environment.
 //
 // Like SCF, a process serves one invocation at a time and stays warm between
 // invocations; a function gets a small pool of such processes so concurrent requests

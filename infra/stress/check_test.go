@@ -70,7 +70,8 @@ func (s *system) loadState() (map[int64]*dbBooking, []dbAudit, error) {
 	return bs, as, rows.Err()
 }
 
-// transitions are the status changes of design.md, by audit event.
+// transitions are the status changes of the state table in shared/README.md
+// ("States"), by audit event.
 var transitions = map[string][][2]int{
 	booking.EventReserve:     {{-1, 0}, {-1, 1}},
 	booking.EventConfirm:     {{0, 1}},

@@ -12,7 +12,8 @@ import (
 	"salon/shared/booking"
 )
 
-// apigwEvent is shaped like the API Gateway captures of scf-platform.md §2.1:
+// apigwEvent is shaped like captured API Gateway events (shared/apigw/README.md,
+// "The events a function accepts"):
 // lower-case header names, queryString with an array and a bare key, pathParameters.
 const apigwEvent = `{
   "body": "{\"slotId\":42}",

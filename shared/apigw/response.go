@@ -34,7 +34,7 @@ var statusOf = map[string]int{
 }
 
 // HTTPStatus returns the HTTP status of an application error code. A code outside
-// the design's table is a programming error and answers 500.
+// the table is a programming error and answers 500.
 func HTTPStatus(code string) int {
 	if s, ok := statusOf[code]; ok {
 		return s

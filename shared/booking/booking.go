@@ -9,7 +9,8 @@ import (
 	"time"
 )
 
-// Status is a booking's state. The numbers are stored in MySQL and fixed by the design.
+// Status is a booking's state. The numbers are stored in MySQL and fixed (the state
+// table in shared/README.md).
 type Status int
 
 const (
@@ -47,8 +48,8 @@ func (s Status) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 var SeatHolding = []Status{StatusPending, StatusConfirmed, StatusCompleted, StatusNoShow}
 
 // UnfinishedStatuses lists the statuses that block the customer from another
-// booking (design step 0). The schema's generated column active_openid spells the
-// same list; a test of the store checks the two agree.
+// booking (invariant 3 in shared/README.md). The schema's generated column
+// active_openid spells the same list; a test of the store checks the two agree.
 var UnfinishedStatuses = []Status{StatusPending, StatusConfirmed}
 
 // HoldsSeat reports whether a booking in this status counts against its slot's

@@ -5,7 +5,8 @@ import (
 	"fmt"
 )
 
-// Application error codes, fixed by the design. The HTTP mapping lives in one table
+// Application error codes, fixed by the API (functions/README.md, "Errors"). The
+// HTTP mapping lives in one table
 // in package apigw.
 const (
 	EBADREQUEST          = "BAD_REQUEST"

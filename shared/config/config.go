@@ -1,4 +1,5 @@
-// Package config reads the settings of design.md from the environment and checks
+// Package config reads the product's settings (the configuration table in
+// functions/README.md) from the environment and checks
 // them once per warm instance. Every error names the variable at fault and never
 // quotes the value of a secret; errors are INTERNAL booking errors, so a customer
 // sees only "INTERNAL" while the log names the variable.
@@ -18,7 +19,7 @@ import (
 	"salon/shared/booking"
 )
 
-// Defaults from design.md.
+// Defaults, as the configuration table in functions/README.md lists them.
 const (
 	DefaultMySQLDSN          = "root@tcp(127.0.0.1:3306)/salon"
 	DefaultShopTZ            = "Asia/Shanghai"
@@ -69,7 +70,7 @@ type Config struct {
 }
 
 // Load reads and checks the settings through getenv (nil means os.Getenv). Unset
-// settings take the defaults of design.md; whether a setting without a default is
+// settings take their defaults; whether a setting without a default is
 // needed is for each function to say with Require.
 func Load(getenv func(string) string) (*Config, error) {
 	if getenv == nil {

@@ -65,9 +65,9 @@ func (s *system) unchanged(before, what string) {
 	}
 }
 
-// wantError checks an error answer: the status and code of design.md, the
-// customer message of that code and nothing else, and no trace of SQL, a stack,
-// a setting's name or a secret.
+// wantError checks an error answer: the status and code of the error table in
+// functions/README.md, the customer message of that code and nothing else, and
+// no trace of SQL, a stack, a setting's name or a secret.
 func (s *system) wantError(a answer, status int, code string) {
 	s.t.Helper()
 	if a.Status != status || a.code() != code {
@@ -347,7 +347,8 @@ func TestAdminRoutes(t *testing.T) {
 	mysqltest.CheckInvariant(t, s.store)
 }
 
-// TestErrorCodes produces every code of design.md's table through the gateway
+// TestErrorCodes produces every code of the error table (functions/README.md,
+// "Errors") through the gateway
 // and checks its HTTP status, its body, and that a refusal wrote nothing.
 func TestErrorCodes(t *testing.T) {
 	t.Parallel()

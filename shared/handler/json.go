@@ -8,7 +8,8 @@ import (
 	"salon/shared/wechatpay"
 )
 
-// The JSON shapes of design.md's HTTP API. Times are RFC 3339 with the shop's offset.
+// The JSON shapes of the HTTP API (functions/README.md, "JSON shapes"). Times are
+// RFC 3339 with the shop's offset.
 
 type refundJSON struct {
 	Status     string  `json:"status"`

@@ -65,7 +65,7 @@ func readFuzzState(tb testing.TB, db *mysql.DB, ids []int64) fuzzState {
 // are foreign to it; in the normal test run they are tested against the keys
 // they were made with.
 //
-//	go test ./shared/api -run '^$' -fuzz FuzzPayNotify -fuzztime 60s
+//	go test ./shared/handler -run '^$' -fuzz FuzzPayNotify -fuzztime 60s
 func FuzzPayNotify(f *testing.F) {
 	ctx := context.Background()
 	dsn := mysqltest.NewDSN(f)

@@ -648,7 +648,7 @@ func TestSecurityLogsHoldNoSecrets(t *testing.T) {
 // FuzzHandlerBodies feeds arbitrary bodies, idempotency keys and path ids to the
 // reserve and admin handlers through Router.Invoke, with valid credentials so the
 // body is really decoded and acted on, against a real database. Whatever comes
-// in, the answer is one of design.md's, never a panic and never a 500.
+// in, the answer is one functions/README.md documents, never a panic and never a 500.
 func FuzzHandlerBodies(f *testing.F) {
 	dsn := mysqltest.NewDSN(f)
 	env := map[string]string{"MYSQL_DSN": dsn, "SESSION_SECRET": testSecret, "ADMIN_TOKEN": testAdmin}

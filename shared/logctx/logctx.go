@@ -1,5 +1,5 @@
 // Package logctx carries a request's logger in its context, so that code below the
-// transport (package app) logs with the request id, function and route of the
+// transport (package service) logs with the request id, function and route of the
 // request it serves without depending on the API Gateway glue.
 package logctx
 

@@ -117,7 +117,8 @@ func (db *DB) listBookings(ctx context.Context, where string, args ...any) ([]*b
 	return out, rows.Err()
 }
 
-// Reserve takes a seat for the customer (design steps 0-3). It answers the
+// Reserve takes a seat for the customer (steps 1-4 of "The reservation, step by
+// step" in shared/README.md). It answers the
 // booking and whether this call created it (false when an idempotency key named an
 // existing reservation).
 //

@@ -201,9 +201,10 @@ func (s *Service) settleDueRefunds(ctx context.Context, stopAt time.Time, batch 
 }
 
 // releaseOne follows the close-then-query sequence for one expired hold
-// (wechatpay-v3.md §6): the seat is freed only when WeChat's signed answer proves
-// the order can no longer be paid; a paid order is confirmed instead; anything
-// unknown keeps the seat for the next run. WeChat calls end at stopAt so that a
+// (shared/wechatpay/README.md, "Releasing a hold: close, then query"): the seat
+// is freed only when WeChat's signed answer proves the order can no longer be
+// paid; a paid order is confirmed instead; anything unknown keeps the seat for
+// the next run. WeChat calls end at stopAt so that a
 // slow WeChat cannot eat the time the run needs to ship the audit trail.
 func (s *Service) releaseOne(ctx context.Context, stopAt time.Time, b *booking.Booking) (releaseOutcome, error) {
 	release := func(reason string) (releaseOutcome, error) {

@@ -1,4 +1,4 @@
-// Package app is what the functions do: it combines the store with WeChat Pay so
+// Package service is what the functions do: it combines the store with WeChat Pay so
 // that each function's main only parses its event, calls one method here, and
 // shapes the answer. Every status change still goes through the store's one
 // status-change path; this package decides which change to ask for.
@@ -71,8 +71,9 @@ type Reservation struct {
 	Created bool
 }
 
-// Reserve takes a seat (design steps 0-3) and then asks WeChat for the payment
-// (step 4). If WeChat cannot be reached the booking stays pending and the error is
+// Reserve takes a seat (steps 1-4 of "The reservation, step by step" in
+// shared/README.md) and then asks WeChat for the payment (step 5). If WeChat
+// cannot be reached the booking stays pending and the error is
 // UPSTREAM_UNAVAILABLE: the customer asks again with the same idempotency key or
 // POST /bookings/{id}/pay, and the timer releases the hold if they never pay.
 func (s *Service) Reserve(ctx context.Context, openid string, slotID int64, idemKey string) (*Reservation, error) {

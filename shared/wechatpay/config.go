@@ -53,7 +53,8 @@ func redacted(set bool) string {
 	return "[unset]"
 }
 
-// ConfigFromEnv reads the WeChat Pay settings of design.md through getenv
+// ConfigFromEnv reads the WeChat Pay settings (shared/wechatpay/README.md,
+// "Configuring a real merchant") through getenv
 // (os.Getenv in production, a map in tests). Every setting except
 // WECHATPAY_API_BASE is required. An error names the setting at fault and never
 // quotes its value, because most of these values are secrets.

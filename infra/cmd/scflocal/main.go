@@ -6,8 +6,8 @@
 //	scflocal invoke -bin dist/reserve/main -event event.json [-timeout 10s] [-serverless serverless.yml]
 //
 // serve passes its own environment through to every function (over the
-// ${env:NAME} values serverless.yml gives them), so the settings of design.md are
-// exported once, in the shell that starts it.
+// ${env:NAME} values serverless.yml gives them), so the settings (the configuration
+// table in functions/README.md) are exported once, in the shell that starts it.
 package main
 
 import (

@@ -1,6 +1,7 @@
 // Package mysqltest gives each test its own fresh, migrated database on the real
 // MySQL/MariaDB server at MYSQL_DSN, so tests run in parallel without seeing each
-// other, and holds the design's invariant check that every concurrency test ends with.
+// other, and holds the invariant check (shared/README.md, "Invariants") that every
+// concurrency test ends with.
 package mysqltest
 
 import (
@@ -18,7 +19,7 @@ import (
 	drv "github.com/go-sql-driver/mysql"
 )
 
-// DefaultDSN is the design's default MYSQL_DSN.
+// DefaultDSN is MYSQL_DSN's default (functions/README.md, "Configuration").
 const DefaultDSN = "root@tcp(127.0.0.1:3306)/salon"
 
 // ServerDSN returns MYSQL_DSN, or the default.
