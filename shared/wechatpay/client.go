@@ -1,7 +1,9 @@
 // Package wechatpay is the product's only door to WeChat Pay API v3: JSAPI prepay
 // for the mini-program, close, query, refunds, and verified parsing of the
-// payment and refund notifications. It wraps wechatpay-go v0.2.21 in public-key
-// mode, which needs no network at cold start and no platform certificates.
+// payment and refund notifications. It wraps wechatpay-go v0.2.21 and verifies
+// WeChat's signatures in one of three modes chosen by the settings (Config.Mode):
+// the WeChat Pay public key (no network at cold start), platform certificates
+// (given, or downloaded at cold start), or both while a merchant switches over.
 //
 // What it deliberately leaves to the caller: business checks on notifications and
 // query results (appid, mchid, amount, out_trade_no against the booking), and the
@@ -25,7 +27,9 @@ import (
 	"time"
 
 	"github.com/wechatpay-apiv3/wechatpay-go/core"
+	"github.com/wechatpay-apiv3/wechatpay-go/core/auth"
 	"github.com/wechatpay-apiv3/wechatpay-go/core/auth/verifiers"
+	"github.com/wechatpay-apiv3/wechatpay-go/core/downloader"
 	"github.com/wechatpay-apiv3/wechatpay-go/core/notify"
 	"github.com/wechatpay-apiv3/wechatpay-go/core/option"
 	"github.com/wechatpay-apiv3/wechatpay-go/services/payments"
@@ -67,16 +71,26 @@ func New(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	sdk, err := core.NewClient(context.Background(),
-		option.WithWechatPayPublicKeyAuthCipher(cfg.MchID, cfg.MchCertSerial, cfg.MchPrivateKey, cfg.PublicKeyID, cfg.PublicKey),
-		option.WithHTTPClient(httpClient),
-	)
+	mode, _ := cfg.verification() // validate checked it
+	verifier, err := buildVerifier(cfg, mode, httpClient)
+	if err != nil {
+		return nil, err
+	}
+	opts := []core.ClientOption{option.WithHTTPClient(httpClient)}
+	if mode == ModePublicKey {
+		// The SDK's own option for this mode (it also sets the cipher for
+		// encrypted request fields); no network at cold start.
+		opts = append(opts, option.WithWechatPayPublicKeyAuthCipher(cfg.MchID, cfg.MchCertSerial, cfg.MchPrivateKey, cfg.PublicKeyID, cfg.PublicKey))
+	} else {
+		opts = append(opts, option.WithMerchantCredential(cfg.MchID, cfg.MchCertSerial, cfg.MchPrivateKey), option.WithVerifier(verifier))
+	}
+	sdk, err := core.NewClient(context.Background(), opts...)
 	if err != nil {
 		return nil, fmt.Errorf("wechatpay: build client: %w", err)
 	}
-	// The handler is stateless; one per client. The verifier takes the key by
-	// value and accepts only the configured PublicKeyID as serial.
-	h, err := notify.NewRSANotifyHandler(cfg.APIv3Key, verifiers.NewSHA256WithRSAPubkeyVerifier(cfg.PublicKeyID, *cfg.PublicKey))
+	// The notification handler uses the same verifier as the answers: a
+	// notification is accepted under exactly the serials an answer would be.
+	h, err := notify.NewRSANotifyHandler(cfg.APIv3Key, verifier)
 	if err != nil {
 		return nil, fmt.Errorf("wechatpay: build notification handler: %w", err)
 	}
@@ -89,6 +103,58 @@ func New(cfg Config) (*Client, error) {
 		refunds:         refunddomestic.RefundsApiService{Client: sdk},
 		notify:          h,
 	}, nil
+}
+
+// downloadTimeout bounds the download of platform certificates when a client is
+// built with WECHATPAY_PLATFORM_CERTS=download (one extra round trip per cold start).
+const downloadTimeout = 10 * time.Second
+
+// buildVerifier returns the verifier of mode: the public key alone, the platform
+// certificates alone, or both (the SDK's combined verifier picks the public key
+// when the serial is its ID and the certificates otherwise).
+func buildVerifier(cfg Config, mode Mode, httpClient *http.Client) (auth.Verifier, error) {
+	pubkey := func() auth.Verifier { return verifiers.NewSHA256WithRSAPubkeyVerifier(cfg.PublicKeyID, *cfg.PublicKey) }
+	if mode == ModePublicKey {
+		return pubkey(), nil
+	}
+	var certs core.CertificateGetter
+	if cfg.DownloadPlatformCerts {
+		d, err := downloadCertificates(cfg, httpClient)
+		if err != nil {
+			return nil, err
+		}
+		certs = d
+	} else {
+		certs = core.NewCertificateMapWithList(cfg.PlatformCerts)
+	}
+	if mode == ModeCombined {
+		return verifiers.NewSHA256WithRSACombinedVerifier(certs, cfg.PublicKeyID, *cfg.PublicKey), nil
+	}
+	return verifiers.NewSHA256WithRSAVerifier(certs), nil
+}
+
+// downloadCertificates fetches the platform certificates once, through the same
+// HTTP client (so WECHATPAY_API_BASE applies, which the SDK's auto-download
+// singleton ignores) and without its 24-hour background goroutine, which SCF
+// would freeze between invocations. The certificates arrive AES-256-GCM encrypted
+// under the APIv3 key, which is what authenticates the first download; the SDK
+// verifies later downloads with the certificates it holds.
+func downloadCertificates(cfg Config, httpClient *http.Client) (*downloader.CertificateDownloader, error) {
+	dl, err := core.NewClient(context.Background(),
+		option.WithMerchantCredential(cfg.MchID, cfg.MchCertSerial, cfg.MchPrivateKey),
+		option.WithoutValidator(),
+		option.WithHTTPClient(httpClient),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("wechatpay: build certificate download client: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), downloadTimeout)
+	defer cancel()
+	d, err := downloader.NewCertificateDownloaderWithClient(ctx, dl, cfg.APIv3Key)
+	if err != nil {
+		return nil, fmt.Errorf("wechatpay: download platform certificates (WECHATPAY_PLATFORM_CERTS=%s): %w", PlatformCertsDownload, err)
+	}
+	return d, nil
 }
 
 // validate checks a Config built by hand the same way ConfigFromEnv checks the
@@ -109,9 +175,8 @@ func (c Config) validate() error {
 	if err := checkAPIv3Key(c.APIv3Key); err != nil {
 		errs = append(errs, fmt.Errorf("WECHATPAY_APIV3_KEY %w", err))
 	}
-	need(c.PublicKeyID, "WECHATPAY_PUBLIC_KEY_ID")
-	if c.PublicKey == nil {
-		errs = append(errs, errors.New("WECHATPAY_PUBLIC_KEY is not set"))
+	if _, err := c.verification(); err != nil {
+		errs = append(errs, err)
 	}
 	if c.APIBase != "" {
 		if _, err := parseBase(c.APIBase); err != nil {

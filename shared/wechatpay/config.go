@@ -24,8 +24,16 @@ type Config struct {
 	MchCertSerial string          // WECHATPAY_MCH_CERT_SERIAL: serial of the merchant API certificate
 	MchPrivateKey *rsa.PrivateKey // WECHATPAY_MCH_PRIVATE_KEY: signs requests and paySign
 	APIv3Key      string          // WECHATPAY_APIV3_KEY: exactly 32 bytes, decrypts notifications
-	PublicKeyID   string          // WECHATPAY_PUBLIC_KEY_ID: the only serial accepted on responses and notifications
-	PublicKey     *rsa.PublicKey  // WECHATPAY_PUBLIC_KEY: verifies responses and notifications
+	PublicKeyID   string          // WECHATPAY_PUBLIC_KEY_ID: the serial WeChat signs with in public-key mode
+	PublicKey     *rsa.PublicKey  // WECHATPAY_PUBLIC_KEY: verifies what is signed under PublicKeyID
+
+	// WECHATPAY_PLATFORM_CERTS: the platform certificates (PEM, one or more) that
+	// verify what WeChat signs under a certificate serial, or the word "download"
+	// (DownloadPlatformCerts) to fetch them from /v3/certificates when the client
+	// is built. Without a public key this is platform-certificate mode; with both,
+	// the combined mode of a merchant switching over. See Mode.
+	PlatformCerts         []*x509.Certificate
+	DownloadPlatformCerts bool
 
 	APIBase         string // WECHATPAY_API_BASE; empty means DefaultAPIBase
 	NotifyURL       string // WECHATPAY_NOTIFY_URL: payment notifications
@@ -38,9 +46,9 @@ type Config struct {
 
 // String describes the configuration without any secret.
 func (c Config) String() string {
-	return fmt.Sprintf("wechatpay.Config{AppID:%q MchID:%q MchCertSerial:%q MchPrivateKey:%s APIv3Key:%s PublicKeyID:%q PublicKey:%s APIBase:%q NotifyURL:%q RefundNotifyURL:%q}",
+	return fmt.Sprintf("wechatpay.Config{AppID:%q MchID:%q MchCertSerial:%q MchPrivateKey:%s APIv3Key:%s PublicKeyID:%q PublicKey:%s PlatformCerts:%d DownloadPlatformCerts:%v APIBase:%q NotifyURL:%q RefundNotifyURL:%q}",
 		c.AppID, c.MchID, c.MchCertSerial, redacted(c.MchPrivateKey != nil), redacted(c.APIv3Key != ""),
-		c.PublicKeyID, redacted(c.PublicKey != nil), c.APIBase, c.NotifyURL, c.RefundNotifyURL)
+		c.PublicKeyID, redacted(c.PublicKey != nil), len(c.PlatformCerts), c.DownloadPlatformCerts, c.APIBase, c.NotifyURL, c.RefundNotifyURL)
 }
 
 // GoString keeps %#v from printing the private key's numbers.
@@ -86,13 +94,32 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if err := checkAPIv3Key(c.APIv3Key); err != nil {
 		errs = append(errs, fmt.Errorf("WECHATPAY_APIV3_KEY %w", err))
 	}
-	c.PublicKeyID = req("WECHATPAY_PUBLIC_KEY_ID")
-	if v := req("WECHATPAY_PUBLIC_KEY"); v != "" {
+	// The verification settings are optional one by one; Config.verification
+	// checks that they form one of the three modes.
+	c.PublicKeyID = strings.TrimSpace(getenv("WECHATPAY_PUBLIC_KEY_ID"))
+	if v := strings.TrimSpace(getenv("WECHATPAY_PUBLIC_KEY")); v != "" {
 		k, err := parsePublicKey(v)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("WECHATPAY_PUBLIC_KEY: %w", err))
 		}
 		c.PublicKey = k
+	}
+	unreadable := c.PublicKey == nil && strings.TrimSpace(getenv("WECHATPAY_PUBLIC_KEY")) != ""
+	switch v := strings.TrimSpace(getenv("WECHATPAY_PLATFORM_CERTS")); {
+	case v == "":
+	case strings.EqualFold(v, PlatformCertsDownload):
+		c.DownloadPlatformCerts = true
+	default:
+		certs, err := parseCertificates(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("WECHATPAY_PLATFORM_CERTS: %w", err))
+		}
+		c.PlatformCerts = certs
+		unreadable = unreadable || certs == nil
+	}
+	// A setting already reported as unreadable is not reported again as missing.
+	if _, err := c.verification(); err != nil && !unreadable {
+		errs = append(errs, err)
 	}
 	c.APIBase = strings.TrimSpace(getenv("WECHATPAY_API_BASE"))
 	if c.APIBase == "" {
@@ -226,4 +253,75 @@ func checkNotifyURL(s string) error {
 		return errors.New("must be at most 255 characters")
 	}
 	return nil
+}
+
+// PlatformCertsDownload is the WECHATPAY_PLATFORM_CERTS value that fetches the
+// platform certificates from WeChat (GET /v3/certificates) when the client is built.
+const PlatformCertsDownload = "download"
+
+// Mode is how WeChat Pay's signatures on answers and notifications are verified.
+type Mode string
+
+const (
+	// ModePublicKey: the WeChat Pay public key (WECHATPAY_PUBLIC_KEY_ID and
+	// WECHATPAY_PUBLIC_KEY). Merchants registered since late 2024 have only this.
+	ModePublicKey Mode = "public-key"
+	// ModePlatformCert: platform certificates (WECHATPAY_PLATFORM_CERTS), the
+	// older accounts' way.
+	ModePlatformCert Mode = "platform-certificate"
+	// ModeCombined: both, for a merchant switching from certificates to the public
+	// key: a signature under the public key ID is checked with the public key,
+	// any other serial with the certificates.
+	ModeCombined Mode = "combined"
+)
+
+// Mode reports the verification mode the settings select; an incomplete or
+// empty set is an error naming the settings.
+func (c Config) Mode() (Mode, error) { return c.verification() }
+
+func (c Config) verification() (Mode, error) {
+	hasID, hasKey := strings.TrimSpace(c.PublicKeyID) != "", c.PublicKey != nil
+	hasCerts := len(c.PlatformCerts) > 0 || c.DownloadPlatformCerts
+	switch {
+	case hasID != hasKey:
+		return "", errors.New("WECHATPAY_PUBLIC_KEY_ID and WECHATPAY_PUBLIC_KEY go together: set both or neither")
+	case len(c.PlatformCerts) > 0 && c.DownloadPlatformCerts:
+		return "", errors.New("WECHATPAY_PLATFORM_CERTS is either certificates or the word download, not both")
+	case hasKey && hasCerts:
+		return ModeCombined, nil
+	case hasKey:
+		return ModePublicKey, nil
+	case hasCerts:
+		return ModePlatformCert, nil
+	}
+	return "", errors.New("no way to verify WeChat Pay's signatures: set WECHATPAY_PUBLIC_KEY_ID and WECHATPAY_PUBLIC_KEY (public-key mode), or WECHATPAY_PLATFORM_CERTS (platform certificates, or the word download), or both while switching")
+}
+
+// parseCertificates reads one or more PEM certificates (WeChat's wechatpay_*.pem)
+// with RSA keys. Errors describe the shape only.
+func parseCertificates(s string) ([]*x509.Certificate, error) {
+	rest := []byte(normalisePEM(s))
+	var certs []*x509.Certificate
+	for {
+		var block *pem.Block
+		block, rest = pem.Decode(rest)
+		if block == nil {
+			break
+		}
+		if block.Type != "CERTIFICATE" {
+			return nil, fmt.Errorf("PEM block is %q, expected CERTIFICATE", block.Type)
+		}
+		cert, err := x509.ParseCertificate(block.Bytes)
+		if err != nil {
+			return nil, fmt.Errorf("certificate %d is malformed", len(certs)+1)
+		}
+		if _, ok := cert.PublicKey.(*rsa.PublicKey); !ok {
+			return nil, fmt.Errorf("certificate %d does not carry an RSA key", len(certs)+1)
+		}
+		certs = append(certs, cert)
+	}
+	if len(certs) == 0 {
+		return nil, fmt.Errorf("no certificate found (expected -----BEGIN CERTIFICATE----- or the word %s)", PlatformCertsDownload)
+	}
+	return certs, nil
 }

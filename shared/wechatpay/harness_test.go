@@ -54,6 +54,13 @@ type harness struct {
 
 func newHarness(t testing.TB, tweak ...func(*wxpaysim.Options)) *harness {
 	t.Helper()
+	return newHarnessEnv(t, nil, tweak...)
+}
+
+// newHarnessEnv is newHarness with a hook that edits the function's environment
+// before the client is built (to choose a verification mode).
+func newHarnessEnv(t testing.TB, envTweak func(sim *wxpaysim.Sim, env map[string]string), tweak ...func(*wxpaysim.Options)) *harness {
+	t.Helper()
 	key, serial := merchant(t)
 	opts := wxpaysim.Options{AppID: testAppID, MchID: testMchID, MerchantPublicKey: &key.PublicKey, MerchantSerial: serial}
 	for _, f := range tweak {
@@ -100,6 +107,9 @@ func newHarness(t testing.TB, tweak ...func(*wxpaysim.Options)) *harness {
 	t.Cleanup(recv.Close)
 
 	h.env = sim.Env(key, serial, h.api.URL, recv.URL+"/pay/notify", recv.URL+"/pay/refund-notify")
+	if envTweak != nil {
+		envTweak(sim, h.env)
+	}
 	h.cfg, err = wechatpay.ConfigFromEnv(func(k string) string { return h.env[k] })
 	if err != nil {
 		t.Fatal(err)

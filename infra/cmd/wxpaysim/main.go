@@ -14,6 +14,7 @@ package main
 import (
 	"context"
 	"flag"
+	"fmt"
 	"log"
 	"os"
 	"os/signal"
@@ -21,6 +22,7 @@ import (
 	"time"
 
 	"salon/infra/envfile"
+	"salon/shared/wechatpay"
 	"salon/shared/wechatpay/wxpaysim"
 )
 
@@ -37,7 +39,17 @@ func run() error {
 	notifyURL := flag.String("notify-url", "http://127.0.0.1:8080/pay/notify", "WECHATPAY_NOTIFY_URL")
 	refundNotifyURL := flag.String("refund-notify-url", "http://127.0.0.1:8080/pay/refund-notify", "WECHATPAY_REFUND_NOTIFY_URL")
 	envOut := flag.String("env-out", "", "file to write the environment to (- for stdout); empty: do not write")
+	mode := flag.String("mode", "public-key", "how WeChat signs and what the written environment verifies with: public-key, platform-certificate, platform-certificate-download (WECHATPAY_PLATFORM_CERTS=download), or combined (both, the switch-over)")
 	flag.Parse()
+
+	signing := wxpaysim.ModePlatformCert
+	switch *mode {
+	case "public-key":
+		signing = wxpaysim.ModePublicKey
+	case "platform-certificate", "platform-certificate-download", "combined":
+	default:
+		return fmt.Errorf("wxpaysim: unknown -mode %q", *mode)
+	}
 
 	merchantKey, serial, err := wxpaysim.NewMerchantKeys()
 	if err != nil {
@@ -48,6 +60,7 @@ func run() error {
 		MchID:             *mchID,
 		MerchantPublicKey: &merchantKey.PublicKey,
 		MerchantSerial:    serial,
+		Mode:              signing,
 	})
 	if err != nil {
 		return err
@@ -59,10 +72,21 @@ func run() error {
 	// The env file is written only once the port is bound, so a script that
 	// waits for the file can start functions right away.
 	env := sim.Env(merchantKey, serial, base, *notifyURL, *refundNotifyURL)
+	switch *mode {
+	case "platform-certificate", "platform-certificate-download":
+		delete(env, "WECHATPAY_PUBLIC_KEY_ID")
+		delete(env, "WECHATPAY_PUBLIC_KEY")
+		env["WECHATPAY_PLATFORM_CERTS"] = sim.PlatformCertificatePEM()
+		if *mode == "platform-certificate-download" {
+			env["WECHATPAY_PLATFORM_CERTS"] = wechatpay.PlatformCertsDownload
+		}
+	case "combined":
+		env["WECHATPAY_PLATFORM_CERTS"] = sim.PlatformCertificatePEM()
+	}
 	if err := envfile.Write(*envOut, "wxpaysim", env); err != nil {
 		return err
 	}
-	log.Printf("wxpaysim: listening on %s (appid %s, mchid %s, public key id %s)", base, *appID, *mchID, sim.PublicKeyID())
+	log.Printf("wxpaysim: listening on %s (appid %s, mchid %s, public key id %s, platform certificate %s, signing with the %s)", base, *appID, *mchID, sim.PublicKeyID(), sim.PlatformCertSerial(), sim.Mode())
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

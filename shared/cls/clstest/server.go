@@ -289,7 +289,7 @@ func (s *Server) handle(r *http.Request, body []byte, bodyErr error, rec *Reques
 		return aerr, nil
 	}
 	rec.SecretID = auth.secretID
-	if aerr := verifySignature(r, body, auth, secretID, secretKey, now()); aerr != nil {
+	if aerr := verifySignature(r, body, auth, cls.Service, secretID, secretKey, now()); aerr != nil {
 		return aerr, nil
 	}
 	if token != "" && rec.Token != token {

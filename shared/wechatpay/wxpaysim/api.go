@@ -146,14 +146,15 @@ func (s *Sim) write(w http.ResponseWriter, r *http.Request, res result, badSigna
 	if badSignature {
 		msg += "tampered"
 	}
-	sig, err := signSHA256(s.platformKey, msg)
+	key, serial := s.signer()
+	sig, err := signSHA256(key, msg)
 	if err != nil {
 		http.Error(w, "sim: sign failed", http.StatusInternalServerError)
 		return
 	}
 	h.Set("Wechatpay-Timestamp", ts)
 	h.Set("Wechatpay-Nonce", nonce)
-	h.Set("Wechatpay-Serial", s.publicKeyID)
+	h.Set("Wechatpay-Serial", serial)
 	h.Set("Wechatpay-Signature", sig)
 	h.Set("Wechatpay-Signature-Type", "WECHATPAY2-SHA256-RSA2048")
 	if len(res.body) > 0 {
@@ -217,6 +218,7 @@ func signSHA256(k *rsa.PrivateKey, msg string) (string, error) {
 
 const (
 	pathJSAPI        = "/v3/pay/transactions/jsapi"
+	pathCertificates = "/v3/certificates"
 	pathOutTradeNo   = "/v3/pay/transactions/out-trade-no/"
 	pathRefunds      = "/v3/refund/domestic/refunds"
 	pathRefundsSlash = pathRefunds + "/"
@@ -225,6 +227,8 @@ const (
 func (s *Sim) route(r *http.Request, body []byte) result {
 	p := r.URL.Path
 	switch {
+	case r.Method == http.MethodGet && p == pathCertificates:
+		return s.certificates()
 	case r.Method == http.MethodPost && p == pathJSAPI:
 		return s.prepay(body)
 	case r.Method == http.MethodPost && strings.HasPrefix(p, pathOutTradeNo) && strings.HasSuffix(p, "/close"):

@@ -49,7 +49,7 @@ type NotificationParts struct {
 	// Headers.
 	Timestamp     int64  // Wechatpay-Timestamp; move it 300 s or more to make it stale
 	Nonce         string // Wechatpay-Nonce
-	Serial        string // Wechatpay-Serial; the public key ID
+	Serial        string // Wechatpay-Serial; the public key ID, or the certificate serial in ModePlatformCert
 	SignatureType string // Wechatpay-Signature-Type
 	SigningKey    *rsa.PrivateKey
 	// Signature, when set, is sent verbatim (e.g. "WECHATPAY/SIGNTEST/..."),
@@ -97,6 +97,7 @@ type envelopeResource struct {
 }
 
 func (s *Sim) defaultParts() NotificationParts {
+	key, serial := s.signer()
 	return NotificationParts{
 		ID:            newEventID(),
 		CreateTime:    s.opts.Now().In(cst).Format(time.RFC3339),
@@ -106,9 +107,9 @@ func (s *Sim) defaultParts() NotificationParts {
 		APIv3Key:      []byte(s.apiV3Key),
 		Timestamp:     s.opts.SignNow().Unix(),
 		Nonce:         randAlnum(32),
-		Serial:        s.publicKeyID,
+		Serial:        serial,
 		SignatureType: "WECHATPAY2-SHA256-RSA2048",
-		SigningKey:    s.platformKey,
+		SigningKey:    key,
 	}
 }
 

@@ -1,7 +1,8 @@
 // Package wxpaysim simulates WeChat Pay API v3 for tests and local development.
 // It speaks the real protocol: it verifies the merchant's Authorization header,
-// signs every 2xx answer with its own platform key (public-key mode), and delivers
-// AES-256-GCM encrypted, signed notifications. A client configured with Env (or
+// signs every 2xx answer with its own WeChat Pay public key, or, in
+// ModePlatformCert, with a platform certificate it also hands out encrypted at
+// GET /v3/certificates, and delivers AES-256-GCM encrypted, signed notifications. A client configured with Env (or
 // the keys it exposes) cannot tell it from WeChat for the calls the product makes:
 // JSAPI prepay, close, query by out_trade_no, refund and refund query.
 //
@@ -84,6 +85,9 @@ type Options struct {
 	// OnRequest, when set, runs at the start of every /v3/ request and may block
 	// (for example until the test's channel is closed) to model a slow WeChat.
 	OnRequest func(r *http.Request)
+	// Mode is how answers and notifications are signed; the default is the
+	// public key. SetMode changes it later (a merchant switching over).
+	Mode Mode
 }
 
 // Sim is one simulated merchant account at WeChat Pay. It is safe for concurrent use.
@@ -91,6 +95,8 @@ type Sim struct {
 	opts        Options
 	platformKey *rsa.PrivateKey
 	publicKeyID string
+	cert        *platformCert
+	mode        Mode
 	apiV3Key    string
 
 	mu      sync.Mutex
@@ -191,9 +197,15 @@ func New(opts Options) (*Sim, error) {
 	if err != nil {
 		return nil, fmt.Errorf("wxpaysim: platform key: %w", err)
 	}
+	cert, err := newPlatformCert(opts.SignNow())
+	if err != nil {
+		return nil, err
+	}
 	return &Sim{
 		opts:        opts,
 		platformKey: key,
+		cert:        cert,
+		mode:        opts.Mode,
 		publicKeyID: "PUB_KEY_ID_0100" + randDigits(25),
 		apiV3Key:    randAlnum(32),
 		orders:      map[string]*order{},
