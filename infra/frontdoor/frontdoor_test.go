@@ -151,7 +151,7 @@ func TestPathRulesSendEveryRouteToItsFunction(t *testing.T) {
 		got[r.PathMatch] = r.Key
 	}
 	want := map[string]string{
-		"/healthz": "slots", "/slots": "slots", "/login": "login",
+		"/healthz": "slots", "/slots": "slots", "/slots/*": "reserve", "/waitlist/mine": "reserve", "/login": "login",
 		"/bookings": "reserve", "/bookings/mine": "reserve", "/bookings/*/pay": "reserve", "/bookings/*/cancel": "cancel",
 		"/pay/notify": "paynotify", "/pay/refund-notify": "paynotify",
 		"/admin/slots": "admin", "/admin/slots/*": "admin", "/admin/bookings": "admin", "/admin/bookings/*": "admin",
@@ -221,7 +221,7 @@ func TestCustomDomainCreatedThenLeftAlone(t *testing.T) {
 		t.Fatalf("domain %v", d)
 	}
 	eps := d["EndpointsConfig"].([]any)
-	if len(eps) != len(res.Rules) || len(eps) != 13 {
+	if len(eps) != len(res.Rules) || len(eps) != 15 {
 		t.Fatalf("%d endpoints, %d rules", len(eps), len(res.Rules))
 	}
 	for _, e := range eps {

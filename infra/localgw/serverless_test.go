@@ -29,6 +29,9 @@ var wantRoutes = map[string]string{
 	"POST /admin/bookings/{id}/cancel":  "admin",
 	"POST /admin/bookings/{id}/checkin": "admin",
 	"POST /admin/bookings/{id}/noshow":  "admin",
+	"POST /slots/{id}/waitlist":         "reserve",
+	"DELETE /slots/{id}/waitlist":       "reserve",
+	"GET /waitlist/mine":                "reserve",
 }
 
 // The settings of the configuration table in functions/README.md that the
@@ -40,6 +43,7 @@ var wantEnv = []string{
 	"WECHATPAY_PUBLIC_KEY_ID", "WECHATPAY_PUBLIC_KEY", "WECHATPAY_API_BASE",
 	"WECHATPAY_NOTIFY_URL", "WECHATPAY_REFUND_NOTIFY_URL", "CLS_ENDPOINT", "CLS_TOPIC_ID",
 	"CANCEL_FREE_HOURS", "NO_SHOW_GRACE", "NO_SHOW_LIMIT", "REFUND_QUERY_AFTER",
+	"REMIND_BEFORE", "SHOP_NAME", "WX_TMPL_CONFIRMED", "WX_TMPL_REMINDER", "WX_TMPL_WAITLIST", "WX_TMPL_CANCELLED",
 }
 
 func TestRepositoryServerlessYML(t *testing.T) {

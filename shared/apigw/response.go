@@ -31,6 +31,8 @@ var statusOf = map[string]int{
 	booking.EUPSTREAM:            http.StatusServiceUnavailable,
 	booking.ENOSHOWLIMIT:         http.StatusForbidden,
 	booking.ELATECANCEL:          http.StatusConflict,
+	booking.ESEATSAVAILABLE:      http.StatusConflict,
+	booking.EWAITLISTLIMIT:       http.StatusConflict,
 }
 
 // HTTPStatus returns the HTTP status of an application error code. A code outside

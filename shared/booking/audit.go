@@ -6,18 +6,19 @@ import "time"
 // transaction as the change; the other events record decisions that change no
 // status but that the salon must be able to look back on.
 const (
-	EventReserve     = "reserve"               // a booking was created (-> 0, or -> 1 for a free slot)
-	EventConfirm     = "confirm"               // 0 -> 1 by a verified payment
-	EventLatePayment = "late_payment"          // 4 -> 1: paid after expiry and re-seated
-	EventCheckIn     = "checkin"               // 1 -> 2, or 5 -> 2 when the salon checks in late
-	EventNoShow      = "no_show"               // 1 -> 5 by the timer after the grace, or by the salon after the start
-	EventLateCancel  = "late_cancel"           // 1 -> 3 by the customer after cancelFreeUntil: the deposit is kept
-	EventCancel      = "cancel"                // 0|1 -> 3
-	EventRelease     = "release"               // 0 -> 4 by the timer
-	EventRefund      = "refund"                // a refund was decided, requested again or changed state
-	EventRejected    = "notification_rejected" // a verified notification that does not match its booking
-	EventDrift       = "drift"                 // reconciliation found booked != its bookings
-	EventSlotChange  = "slot_change"           // the salon changed a slot's capacity or closed it
+	EventReserve       = "reserve"               // a booking was created (-> 0, or -> 1 for a free slot)
+	EventConfirm       = "confirm"               // 0 -> 1 by a verified payment
+	EventLatePayment   = "late_payment"          // 4 -> 1: paid after expiry and re-seated
+	EventCheckIn       = "checkin"               // 1 -> 2, or 5 -> 2 when the salon checks in late
+	EventNoShow        = "no_show"               // 1 -> 5 by the timer after the grace, or by the salon after the start
+	EventWaitlistOffer = "waitlist_offer"        // a freed seat handed to the first in line: a new booking (-> 0, or -> 1 for a free slot)
+	EventLateCancel    = "late_cancel"           // 1 -> 3 by the customer after cancelFreeUntil: the deposit is kept
+	EventCancel        = "cancel"                // 0|1 -> 3
+	EventRelease       = "release"               // 0 -> 4 by the timer
+	EventRefund        = "refund"                // a refund was decided, requested again or changed state
+	EventRejected      = "notification_rejected" // a verified notification that does not match its booking
+	EventDrift         = "drift"                 // reconciliation found booked != its bookings
+	EventSlotChange    = "slot_change"           // the salon changed a slot's capacity or closed it
 )
 
 // AuditRecord is one line of the audit trail. ID is assigned by the database and

@@ -22,6 +22,8 @@ const (
 	EUPSTREAM            = "UPSTREAM_UNAVAILABLE"
 	ENOSHOWLIMIT         = "NO_SHOW_LIMIT"
 	ELATECANCEL          = "LATE_CANCEL"
+	ESEATSAVAILABLE      = "SEATS_AVAILABLE"
+	EWAITLISTLIMIT       = "WAITLIST_LIMIT"
 )
 
 // customerMessages are shown to the customer in the mini-program.
@@ -39,6 +41,8 @@ var customerMessages = map[string]string{
 	EUPSTREAM:            "微信暂时无法连接，请稍后再试",
 	ENOSHOWLIMIT:         "您近期有多次预约未到店，暂时无法在线预约，请联系门店",
 	ELATECANCEL:          "距开始时间太近，现在取消将不退还定金；确认取消请选择放弃定金",
+	ESEATSAVAILABLE:      "这个时段还有空位，请直接预约",
+	EWAITLISTLIMIT:       "最多同时候补3个时段",
 }
 
 // Error is an application error: a code for the program, a message for the customer.

@@ -1,6 +1,18 @@
 package booking
 
-import "time"
+import (
+	"errors"
+	"time"
+)
+
+// Outcomes of sending a notification that end its retries.
+var (
+	// ErrNoSubscription: the customer has not subscribed (or used up the
+	// subscription); WeChat will refuse every retry, so none is made.
+	ErrNoSubscription = errors.New("the customer has no subscription for this message")
+	// ErrNotificationOff: no template is configured for this kind.
+	ErrNotificationOff = errors.New("no template is configured for this kind of message")
+)
 
 // NotificationKind names a message the customer receives (a WeChat subscribe
 // message), each with its own template setting.
@@ -29,3 +41,17 @@ type Notification struct {
 	StartAt, EndAt time.Time
 	AmountFen      int64
 }
+
+// NotificationStatus is where a notification stands in the outbox.
+type NotificationStatus string
+
+const (
+	NotificationPending NotificationStatus = "pending" // to be sent (again) at its due time
+	NotificationSent    NotificationStatus = "sent"
+	NotificationRefused NotificationStatus = "refused" // the customer has no subscription (43101): never retried
+	NotificationFailed  NotificationStatus = "failed"  // still failing 24 hours after it was written
+	NotificationOff     NotificationStatus = "off"     // its kind has no template configured
+)
+
+// NotificationRetryFor is how long a failing notification is retried.
+const NotificationRetryFor = 24 * time.Hour

@@ -133,6 +133,42 @@ func ReserveRouter(e *wire.Env) *apigw.Router {
 		res, err := d.Svc.PayAgain(ctx, openid, id)
 		return reservationResponse(ctx, d, res, err, http.StatusOK)
 	}))
+	rt.Handle(http.MethodPost, "/slots/{id}/waitlist", withDeps(e, func(ctx context.Context, d *wire.Deps, r *apigw.Request) (*apigw.Response, error) {
+		openid, slotID, err := customerAndID(d, r)
+		if err != nil {
+			return nil, err
+		}
+		w, err := d.Svc.JoinWaitlist(ctx, openid, slotID)
+		if err != nil {
+			return nil, err
+		}
+		return apigw.JSON(http.StatusCreated, map[string]any{"waitlist": toWaitlistJSON(w, d.Cfg.ShopTZ, false)}), nil
+	}))
+	rt.Handle(http.MethodDelete, "/slots/{id}/waitlist", withDeps(e, func(ctx context.Context, d *wire.Deps, r *apigw.Request) (*apigw.Response, error) {
+		openid, slotID, err := customerAndID(d, r)
+		if err != nil {
+			return nil, err
+		}
+		if err := d.Svc.LeaveWaitlist(ctx, openid, slotID); err != nil {
+			return nil, err
+		}
+		return apigw.NoContent(), nil
+	}))
+	rt.Handle(http.MethodGet, "/waitlist/mine", withDeps(e, func(ctx context.Context, d *wire.Deps, r *apigw.Request) (*apigw.Response, error) {
+		openid, err := customerOf(d, r)
+		if err != nil {
+			return nil, err
+		}
+		ws, err := d.Svc.CustomerWaitlist(ctx, openid)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]waitlistJSON, 0, len(ws))
+		for i := range ws {
+			out = append(out, toWaitlistJSON(&ws[i], d.Cfg.ShopTZ, true))
+		}
+		return apigw.JSON(http.StatusOK, map[string]any{"waitlist": out}), nil
+	}))
 	rt.Handle(http.MethodGet, "/bookings/mine", withDeps(e, func(ctx context.Context, d *wire.Deps, r *apigw.Request) (*apigw.Response, error) {
 		openid, err := customerOf(d, r)
 		if err != nil {

@@ -103,3 +103,19 @@ func toSlotsJSON(vs []booking.SlotView, loc *time.Location) []slotJSON {
 }
 
 func bookingIDOf(outTradeNo string) (int64, bool) { return booking.ParseOutTradeNo(outTradeNo) }
+
+type waitlistJSON struct {
+	SlotID    int64  `json:"slotId"`
+	StartAt   string `json:"startAt,omitempty"` // the customer's list only
+	EndAt     string `json:"endAt,omitempty"`
+	Position  int    `json:"position"`
+	CreatedAt string `json:"createdAt"`
+}
+
+func toWaitlistJSON(w *booking.WaitlistEntry, loc *time.Location, withTimes bool) waitlistJSON {
+	j := waitlistJSON{SlotID: w.SlotID, Position: w.Position, CreatedAt: shopTime(w.CreatedAt, loc)}
+	if withTimes {
+		j.StartAt, j.EndAt = shopTime(w.StartAt, loc), shopTime(w.EndAt, loc)
+	}
+	return j
+}

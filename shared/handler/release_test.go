@@ -36,11 +36,11 @@ const (
 
 // relSummary is the release function's answer as JSON.
 type relSummary struct {
-	Released, Confirmed, Refunded, Audited, NoShows, RefundsSettled int
+	Released, Confirmed, Refunded, Audited, NoShows, RefundsSettled, Notified int
 }
 
 // release runs the release function once with ctx and returns its answer, decoded
-// from the JSON the timer receives (which must hold exactly the six counters).
+// from the JSON the timer receives (which must hold exactly the seven counters).
 func (s *system) relRun(ctx context.Context) relSummary {
 	s.t.Helper()
 	sum, err := relRunEnv(ctx, s.apiEnv)
@@ -64,10 +64,10 @@ func relRunEnv(ctx context.Context, e *wire.Env) (relSummary, error) {
 	if err := json.Unmarshal(raw, &m); err != nil {
 		return relSummary{}, fmt.Errorf("summary %s: %v", raw, err)
 	}
-	if len(m) != 6 {
-		return relSummary{}, fmt.Errorf("summary %s: want exactly released, confirmed, refunded, audited, noShows, refundsSettled", raw)
+	if len(m) != 7 {
+		return relSummary{}, fmt.Errorf("summary %s: want exactly released, confirmed, refunded, audited, noShows, refundsSettled, notified", raw)
 	}
-	sum := relSummary{Released: -1, Confirmed: -1, Refunded: -1, Audited: -1, NoShows: -1, RefundsSettled: -1}
+	sum := relSummary{Released: -1, Confirmed: -1, Refunded: -1, Audited: -1, NoShows: -1, RefundsSettled: -1, Notified: -1}
 	for k, v := range m {
 		switch k {
 		case "released":
@@ -82,6 +82,8 @@ func relRunEnv(ctx context.Context, e *wire.Env) (relSummary, error) {
 			sum.NoShows = v
 		case "refundsSettled":
 			sum.RefundsSettled = v
+		case "notified":
+			sum.Notified = v
 		default:
 			return relSummary{}, fmt.Errorf("summary %s: unknown key %q", raw, k)
 		}

@@ -28,6 +28,9 @@ type DB struct {
 	LockTTL time.Duration
 	// WindowDays is how far ahead a slot can be booked (BOOKING_WINDOW_DAYS).
 	WindowDays int
+	// RemindBefore is how long before the start a confirmed booking's reminder is
+	// due (REMIND_BEFORE); a booking confirmed inside it gets its reminder at once.
+	RemindBefore time.Duration
 }
 
 // Options tune the connection pool. SCF runs one request per instance at a time,
@@ -93,7 +96,7 @@ func Open(dsn string, opt Options) (*DB, error) {
 	}
 	db.SetConnMaxLifetime(opt.ConnMaxLifetime)
 	db.SetConnMaxIdleTime(opt.ConnMaxIdleTime)
-	return &DB{db: db, LockTTL: 15 * time.Minute, WindowDays: 14}, nil
+	return &DB{db: db, LockTTL: 15 * time.Minute, WindowDays: 14, RemindBefore: 3 * time.Hour}, nil
 }
 
 // Close closes the pool.

@@ -130,6 +130,12 @@ func (db *DB) UpdateSlot(ctx context.Context, id int64, u booking.SlotUpdate, ac
 			return nil, err
 		}
 	}
+	if u.Capacity != nil && *u.Capacity > s.Capacity {
+		// New seats go to the waitlist first, in this transaction.
+		if err := db.offerSeats(ctx, tx, id, *u.Capacity-s.Capacity); err != nil {
+			return nil, err
+		}
+	}
 	if err := tx.Commit(); err != nil {
 		return nil, err
 	}

@@ -28,6 +28,28 @@ func (db *DB) ChangeStatus(ctx context.Context, c booking.Change) (*booking.Book
 	return db.FindBooking(ctx, c.BookingID)
 }
 
+// enqueueChangeNotifications writes the notifications a change causes, in its
+// transaction: a payment confirming the booking (and its reminder at once when
+// the start is already within RemindBefore), and the salon's cancel.
+func (db *DB) enqueueChangeNotifications(ctx context.Context, tx *sql.Tx, c booking.Change) error {
+	switch {
+	case c.To == booking.StatusConfirmed && c.Payment != nil:
+		if err := enqueueNotification(ctx, tx, c.BookingID, booking.NotifyConfirmed); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO t_notification (book_id, kind, openid, status, next_at, created_at)
+			SELECT b.book_id, ?, b.openid, ?, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6)
+			FROM t_booking b JOIN t_slot s ON s.slot_id = b.slot_id
+			WHERE b.book_id = ? AND s.start_at > UTC_TIMESTAMP(6) AND s.start_at <= UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND
+			ON DUPLICATE KEY UPDATE notification_id = notification_id`,
+			booking.NotifyReminder, booking.NotificationPending, c.BookingID, db.RemindBefore.Microseconds())
+		return err
+	case c.To == booking.StatusCancelled && c.Actor == booking.ActorSalon:
+		return enqueueNotification(ctx, tx, c.BookingID, booking.NotifyCancelled)
+	}
+	return nil
+}
+
 func (db *DB) changeStatus(ctx context.Context, tx *sql.Tx, c booking.Change) error {
 	var slotID int64
 	err := tx.QueryRowContext(ctx, `SELECT slot_id FROM t_booking WHERE book_id = ?`, c.BookingID).Scan(&slotID)
@@ -73,12 +95,19 @@ func (db *DB) changeStatus(ctx context.Context, tx *sql.Tx, c booking.Change) er
 		return err
 	}
 
+	if err := db.enqueueChangeNotifications(ctx, tx, c); err != nil {
+		return err
+	}
+
 	// The slot row is touched last so that its lock, which every reservation of
 	// this slot waits for, is held only until the commit.
 	switch {
 	case c.From.HoldsSeat() && !c.To.HoldsSeat():
-		_, err = tx.ExecContext(ctx, `UPDATE t_slot SET booked = booked - 1 WHERE slot_id = ?`, slotID)
-		return err
+		if _, err = tx.ExecContext(ctx, `UPDATE t_slot SET booked = booked - 1 WHERE slot_id = ?`, slotID); err != nil {
+			return err
+		}
+		// The freed seat goes to the first in line, if anyone waits for it.
+		return db.offerSeats(ctx, tx, slotID, 1)
 	case !c.From.HoldsSeat() && c.To.HoldsSeat():
 		// A booking comes back (a late payment) only into a slot a customer could
 		// book right now: never into one that has started or was closed, where the

@@ -59,7 +59,11 @@ func (s *Service) HandlePayment(ctx context.Context, p *wechatpay.Payment) (Outc
 		log.Error("payment notification rejected", "booking_id", rec.BookingID, "reason", why, "transaction_id", p.TransactionID)
 		return OutcomeRejected, nil
 	}
-	return s.settle(ctx, b, paymentOf(&p.OrderState))
+	out, err := s.settle(ctx, b, paymentOf(&p.OrderState))
+	if err == nil {
+		s.notifyNow(ctx)
+	}
+	return out, err
 }
 
 // settle gives a verified payment its seat, or its money back. It is shared by

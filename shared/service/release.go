@@ -22,6 +22,8 @@ type Summary struct {
 	// RefundsSettled counts refunds a query found finished (their notification
 	// never arrived).
 	RefundsSettled int `json:"refundsSettled"`
+	// Notified counts customer notifications sent.
+	Notified int `json:"notified"`
 }
 
 const (
@@ -92,6 +94,17 @@ func (s *Service) Release(ctx context.Context) (Summary, error) {
 		if err := s.settleDueRefunds(ctx, stopAt, batch, lease, &sum); err != nil {
 			return sum, err
 		}
+	}
+	if n, err := s.Store.DropStartedWaitlists(ctx); err != nil {
+		log.Warn("dropping the lines of started slots failed", "err", err.Error())
+	} else if n > 0 {
+		log.Info("waitlist entries of started slots dropped", "entries", n)
+	}
+	if _, err := s.Store.EnqueueReminders(ctx, s.RemindBefore); err != nil {
+		log.Warn("writing reminders failed; the next run writes them", "err", err.Error())
+	}
+	if s.Messages != nil {
+		sum.Notified = s.sendNotifications(ctx, stopAt, 1000)
 	}
 	if err := s.Reconcile(ctx); err != nil {
 		log.Error("reconciliation failed", "err", err.Error())

@@ -55,6 +55,11 @@ type Service struct {
 	NoShowGrace      time.Duration // NO_SHOW_GRACE
 	NoShowLimit      int           // NO_SHOW_LIMIT; 0 is off
 	RefundQueryAfter time.Duration // REFUND_QUERY_AFTER
+	RemindBefore     time.Duration // REMIND_BEFORE
+
+	// Messages sends customer notifications; nil (WX_APPID unset) leaves them
+	// waiting in the outbox.
+	Messages Messenger
 }
 
 // logger returns the request's logger (request id, function, route) when ctx
@@ -159,7 +164,11 @@ func (s *Service) CancelByCustomer(ctx context.Context, openid string, bookingID
 	if !b.StartAt.After(now) {
 		return nil, booking.Errorf(booking.EINVALIDSTATE, "booking %d: slot has started", b.ID)
 	}
-	return s.cancel(ctx, b, cancelRequest{actor: booking.ActorCustomer, now: now, forfeit: forfeitDeposit})
+	out, err := s.cancel(ctx, b, cancelRequest{actor: booking.ActorCustomer, now: now, forfeit: forfeitDeposit})
+	if err == nil {
+		s.notifyNow(ctx) // the freed seat may have gone to the waitlist
+	}
+	return out, err
 }
 
 // CancelBySalon cancels any booking before check-in, always with a full refund
@@ -169,7 +178,11 @@ func (s *Service) CancelBySalon(ctx context.Context, bookingID int64) (*booking.
 	if err != nil {
 		return nil, err
 	}
-	return s.cancel(ctx, b, cancelRequest{actor: booking.ActorSalon})
+	out, err := s.cancel(ctx, b, cancelRequest{actor: booking.ActorSalon})
+	if err == nil {
+		s.notifyNow(ctx)
+	}
+	return out, err
 }
 
 // cancelRequest says who cancels and, for a customer, when (the database's
@@ -344,7 +357,11 @@ func (s *Service) UpdateSlot(ctx context.Context, slotID int64, u booking.SlotUp
 	if err := u.Validate(); err != nil {
 		return nil, err
 	}
-	return s.Store.UpdateSlot(ctx, slotID, u, booking.ActorSalon)
+	v, err := s.Store.UpdateSlot(ctx, slotID, u, booking.ActorSalon)
+	if err == nil {
+		s.notifyNow(ctx) // new seats may have gone to the waitlist
+	}
+	return v, err
 }
 
 // Ping checks that the database answers (GET /healthz).

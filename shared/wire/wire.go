@@ -98,11 +98,12 @@ func (e *Env) Deps() (*Deps, error) {
 	}
 	store.LockTTL = cfg.LockTTL
 	store.WindowDays = cfg.BookingWindowDays
+	store.RemindBefore = cfg.RemindBefore
 
 	d := &Deps{Cfg: cfg}
 	d.Svc = &service.Service{Store: store, AppID: cfg.WXAppID, Loc: cfg.ShopTZ, Log: e.Logger(),
 		CancelFreeHours: cfg.CancelFreeHours, NoShowGrace: cfg.NoShowGrace, NoShowLimit: cfg.NoShowLimit,
-		RefundQueryAfter: cfg.RefundQueryAfter}
+		RefundQueryAfter: cfg.RefundQueryAfter, RemindBefore: cfg.RemindBefore}
 	if e.getenv("WECHATPAY_MCHID") != "" {
 		pcfg, err := wechatpay.ConfigFromEnv(e.getenv)
 		if err != nil {

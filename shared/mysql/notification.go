@@ -1,0 +1,126 @@
+package mysql
+
+import (
+	"context"
+	"time"
+
+	"salon/shared/booking"
+)
+
+// enqueueNotification writes a notification of the booking into the outbox,
+// inside the caller's transaction, so it exists exactly when the change that
+// causes it does. One per booking and kind: writing it again changes nothing.
+func enqueueNotification(ctx context.Context, q querier, bookingID int64, kind booking.NotificationKind) error {
+	_, err := q.ExecContext(ctx, `INSERT INTO t_notification (book_id, kind, openid, status, next_at, created_at)
+		SELECT book_id, ?, openid, ?, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6) FROM t_booking WHERE book_id = ?
+		ON DUPLICATE KEY UPDATE notification_id = notification_id`, kind, booking.NotificationPending, bookingID)
+	return err
+}
+
+// EnqueueReminders writes the reminder of every confirmed booking whose slot
+// starts within remindBefore and that has none yet. The outbox's unique key makes
+// this exactly once per booking however many runs overlap. It reports how many it
+// wrote.
+func (db *DB) EnqueueReminders(ctx context.Context, remindBefore time.Duration) (int, error) {
+	res, err := db.db.ExecContext(ctx, `INSERT INTO t_notification (book_id, kind, openid, status, next_at, created_at)
+		SELECT b.book_id, ?, b.openid, ?, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6)
+		FROM t_booking b JOIN t_slot s ON s.slot_id = b.slot_id
+		WHERE b.status = ? AND s.start_at > UTC_TIMESTAMP(6) AND s.start_at <= UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND
+		ON DUPLICATE KEY UPDATE notification_id = notification_id`,
+		booking.NotifyReminder, booking.NotificationPending, booking.StatusConfirmed, remindBefore.Microseconds())
+	if err != nil {
+		return 0, err
+	}
+	n, _ := res.RowsAffected()
+	return int(n), nil
+}
+
+// ClaimDueNotifications leases to the caller up to limit pending notifications
+// that are due, oldest due first, with the booking facts their templates name.
+// The lease keeps an overlapping sender away; one that dies leaves them due
+// again when it ends.
+func (db *DB) ClaimDueNotifications(ctx context.Context, lease time.Duration, limit int) ([]booking.Notification, error) {
+	tx, err := db.beginReadCommitted(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	rows, err := tx.QueryContext(ctx, `SELECT notification_id FROM t_notification
+		WHERE status = ? AND next_at <= UTC_TIMESTAMP(6) ORDER BY next_at, notification_id LIMIT ? FOR UPDATE SKIP LOCKED`,
+		booking.NotificationPending, limit)
+	if err != nil {
+		return nil, err
+	}
+	ids, err := scanIDs(rows)
+	if err != nil || len(ids) == 0 {
+		return nil, err
+	}
+	args := append([]any{lease.Microseconds()}, ids...)
+	if _, err := tx.ExecContext(ctx, `UPDATE t_notification SET next_at = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND
+		WHERE notification_id IN (`+placeholders(len(ids))+`)`, args...); err != nil {
+		return nil, err
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, err
+	}
+	rows, err = db.db.QueryContext(ctx, `SELECT n.notification_id, n.book_id, n.kind, n.openid, n.attempts, n.created_at,
+		s.start_at, s.end_at, b.amount_fen
+		FROM t_notification n JOIN t_booking b ON b.book_id = n.book_id JOIN t_slot s ON s.slot_id = b.slot_id
+		WHERE n.notification_id IN (`+placeholders(len(ids))+`) ORDER BY n.next_at, n.notification_id`, ids...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []booking.Notification
+	for rows.Next() {
+		var n booking.Notification
+		if err := rows.Scan(&n.ID, &n.BookingID, &n.Kind, &n.OpenID, &n.Attempts, &n.CreatedAt, &n.StartAt, &n.EndAt, &n.AmountFen); err != nil {
+			return nil, err
+		}
+		out = append(out, n)
+	}
+	return out, rows.Err()
+}
+
+// FinishNotification records a notification's final outcome: sent, refused
+// (no subscription), failed (retried for too long) or off (no template).
+func (db *DB) FinishNotification(ctx context.Context, id int64, status booking.NotificationStatus, lastError string) error {
+	if len(lastError) > 255 {
+		lastError = lastError[:255]
+	}
+	_, err := db.db.ExecContext(ctx, `UPDATE t_notification SET status = ?, last_error = ?,
+		sent_at = IF(? = ?, UTC_TIMESTAMP(6), sent_at) WHERE notification_id = ?`,
+		status, lastError, status, booking.NotificationSent, id)
+	return err
+}
+
+// RetryNotification records a failed send: one more attempt, the next one not
+// before `after` from now.
+func (db *DB) RetryNotification(ctx context.Context, id int64, after time.Duration, lastError string) error {
+	if len(lastError) > 255 {
+		lastError = lastError[:255]
+	}
+	_, err := db.db.ExecContext(ctx, `UPDATE t_notification SET attempts = attempts + 1, last_error = ?,
+		next_at = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND WHERE notification_id = ? AND status = ?`,
+		lastError, after.Microseconds(), id, booking.NotificationPending)
+	return err
+}
+
+// NotificationCounts returns how many notifications stand in each status.
+func (db *DB) NotificationCounts(ctx context.Context) (map[booking.NotificationStatus]int, error) {
+	rows, err := db.db.QueryContext(ctx, `SELECT status, COUNT(*) FROM t_notification GROUP BY status`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[booking.NotificationStatus]int{}
+	for rows.Next() {
+		var st booking.NotificationStatus
+		var n int
+		if err := rows.Scan(&st, &n); err != nil {
+			return nil, err
+		}
+		out[st] = n
+	}
+	return out, rows.Err()
+}

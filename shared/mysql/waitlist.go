@@ -1,0 +1,224 @@
+package mysql
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+
+	"salon/shared/booking"
+)
+
+// JoinWaitlist puts the customer in line for a full slot. The slot must exist
+// (NOT_FOUND), take bookings apart from being full (SLOT_NOT_BOOKABLE), and be
+// full (SEATS_AVAILABLE: reserve instead). Joining again answers the same entry;
+// a customer waits for at most maxEntries slots (WAITLIST_LIMIT).
+func (db *DB) JoinWaitlist(ctx context.Context, openid string, slotID int64, maxEntries int) (*booking.WaitlistEntry, error) {
+	var slot booking.Slot
+	var openForBooking bool
+	err := db.db.QueryRowContext(ctx, `SELECT `+slotColumns+`, `+openForBookingExpr+` FROM t_slot WHERE slot_id = ?`,
+		db.WindowDays, slotID).Scan(&slot.ID, &slot.StartAt, &slot.EndAt, &slot.Capacity, &slot.Booked, &slot.PriceFen, &slot.Open, &openForBooking)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil, booking.Errorf(booking.ENOTFOUND, "slot %d not found", slotID)
+	case err != nil:
+		return nil, err
+	case !openForBooking:
+		return nil, booking.Errorf(booking.ESLOTNOTBOOKABLE, "slot %d does not take bookings", slotID)
+	}
+	if e, err := db.findWaitlistEntry(ctx, db.db, openid, slotID); e != nil || err != nil {
+		return e, err
+	}
+	if slot.Booked < slot.Capacity {
+		return nil, booking.Errorf(booking.ESEATSAVAILABLE, "slot %d has %d free seats", slotID, slot.Capacity-slot.Booked)
+	}
+
+	tx, err := db.begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	// Locking the customer's entries serialises two joins of one customer, so
+	// the limit holds under concurrency too.
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM (SELECT waitlist_id FROM t_waitlist WHERE openid = ? FOR UPDATE) w`, openid).Scan(&n); err != nil {
+		return nil, err
+	}
+	if n >= maxEntries {
+		return nil, booking.Errorf(booking.EWAITLISTLIMIT, "customer waits for %d slots", n)
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO t_waitlist (slot_id, openid, created_at) VALUES (?, ?, UTC_TIMESTAMP(6))`, slotID, openid)
+	if dupKey(err) == "" && err != nil {
+		return nil, err
+	}
+	if err == nil {
+		if err := tx.Commit(); err != nil {
+			return nil, err
+		}
+	}
+	// A concurrent join of the same entry won: answer it.
+	return db.findWaitlistEntry(ctx, db.db, openid, slotID)
+}
+
+const waitlistColumns = `w.slot_id, w.openid, w.created_at, s.start_at, s.end_at,
+	(SELECT COUNT(*) FROM t_waitlist p WHERE p.slot_id = w.slot_id AND p.waitlist_id <= w.waitlist_id)`
+
+func scanWaitlist(row interface{ Scan(...any) error }) (*booking.WaitlistEntry, error) {
+	var e booking.WaitlistEntry
+	if err := row.Scan(&e.SlotID, &e.OpenID, &e.CreatedAt, &e.StartAt, &e.EndAt, &e.Position); err != nil {
+		return nil, err
+	}
+	return &e, nil
+}
+
+// findWaitlistEntry returns the customer's entry for the slot, nil if none.
+func (db *DB) findWaitlistEntry(ctx context.Context, q querier, openid string, slotID int64) (*booking.WaitlistEntry, error) {
+	e, err := scanWaitlist(q.QueryRowContext(ctx, `SELECT `+waitlistColumns+`
+		FROM t_waitlist w JOIN t_slot s ON s.slot_id = w.slot_id WHERE w.openid = ? AND w.slot_id = ?`, openid, slotID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	return e, err
+}
+
+// LeaveWaitlist takes the customer out of the slot's line; leaving a line one is
+// not in is no error.
+func (db *DB) LeaveWaitlist(ctx context.Context, openid string, slotID int64) error {
+	_, err := db.db.ExecContext(ctx, `DELETE FROM t_waitlist WHERE openid = ? AND slot_id = ?`, openid, slotID)
+	return err
+}
+
+// CustomerWaitlist returns the slots the customer waits for, earliest first.
+func (db *DB) CustomerWaitlist(ctx context.Context, openid string) ([]booking.WaitlistEntry, error) {
+	rows, err := db.db.QueryContext(ctx, `SELECT `+waitlistColumns+`
+		FROM t_waitlist w JOIN t_slot s ON s.slot_id = w.slot_id WHERE w.openid = ? ORDER BY s.start_at`, openid)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []booking.WaitlistEntry
+	for rows.Next() {
+		e, err := scanWaitlist(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *e)
+	}
+	return out, rows.Err()
+}
+
+// WaitlistLengths returns how many customers wait for each of the given slots.
+func (db *DB) WaitlistLengths(ctx context.Context, slotIDs []int64) (map[int64]int, error) {
+	out := map[int64]int{}
+	if len(slotIDs) == 0 {
+		return out, nil
+	}
+	args := make([]any, len(slotIDs))
+	for i, id := range slotIDs {
+		args[i] = id
+	}
+	rows, err := db.db.QueryContext(ctx, `SELECT slot_id, COUNT(*) FROM t_waitlist WHERE slot_id IN (`+placeholders(len(args))+`) GROUP BY slot_id`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		var n int
+		if err := rows.Scan(&id, &n); err != nil {
+			return nil, err
+		}
+		out[id] = n
+	}
+	return out, rows.Err()
+}
+
+// DropStartedWaitlists removes the lines of slots that have started: nobody can
+// be offered a seat of them any more.
+func (db *DB) DropStartedWaitlists(ctx context.Context) (int, error) {
+	res, err := db.db.ExecContext(ctx, `DELETE w FROM t_waitlist w JOIN t_slot s ON s.slot_id = w.slot_id
+		WHERE s.start_at <= UTC_TIMESTAMP(6)`)
+	if err != nil {
+		return 0, err
+	}
+	n, _ := res.RowsAffected()
+	return int(n), nil
+}
+
+// offerSeats hands up to n seats of a slot, just freed inside tx by the caller,
+// to the first customers in its line who can take them: each gets a new booking
+// (pending with the usual hold, or confirmed for a free slot), their entry is
+// removed, an audit record and a notification are written, and the seat is taken
+// again, all in the caller's transaction. So a freed seat is never free to the
+// public while someone who can take it waits. Customers who hold an unfinished
+// booking are passed over and keep their place. A slot that no longer takes
+// bookings (closed, started) offers nothing.
+func (db *DB) offerSeats(ctx context.Context, tx *sql.Tx, slotID int64, n int) error {
+	var slot booking.Slot
+	var openForBooking bool
+	var now time.Time
+	err := tx.QueryRowContext(ctx, `SELECT `+slotColumns+`, `+openForBookingExpr+`, UTC_TIMESTAMP(6) FROM t_slot WHERE slot_id = ? FOR UPDATE`,
+		db.WindowDays, slotID).Scan(&slot.ID, &slot.StartAt, &slot.EndAt, &slot.Capacity, &slot.Booked, &slot.PriceFen, &slot.Open, &openForBooking, &now)
+	if err != nil || !openForBooking {
+		return err
+	}
+	var passed []any // entries whose customer turned out to hold a booking meanwhile
+	for ; n > 0 && slot.Booked < slot.Capacity; n-- {
+		q := `SELECT w.waitlist_id, w.openid FROM t_waitlist w
+			WHERE w.slot_id = ? AND NOT EXISTS (SELECT 1 FROM t_booking b WHERE b.active_openid = w.openid)`
+		args := []any{slotID}
+		if len(passed) > 0 {
+			q += ` AND w.waitlist_id NOT IN (` + placeholders(len(passed)) + `)`
+			args = append(args, passed...)
+		}
+		var entryID int64
+		var openid string
+		err := tx.QueryRowContext(ctx, q+` ORDER BY w.waitlist_id LIMIT 1 FOR UPDATE`, args...).Scan(&entryID, &openid)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		status := booking.StatusPending
+		if slot.PriceFen == 0 {
+			status = booking.StatusConfirmed
+		}
+		res, err := tx.ExecContext(ctx, `INSERT INTO t_booking (slot_id, openid, status, amount_fen, lock_expire, created_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))`,
+			slotID, openid, status, slot.PriceFen, booking.HoldEnd(now, slot.StartAt, db.LockTTL))
+		if dupKey(err) == "uk_booking_active" {
+			// The customer reserved elsewhere a moment ago: passed over, keeps the place.
+			passed = append(passed, entryID)
+			n++
+			continue
+		} else if err != nil {
+			return err
+		}
+		id, err := res.LastInsertId()
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE t_booking SET out_trade_no = ? WHERE book_id = ?`, booking.OutTradeNo(id), id); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM t_waitlist WHERE waitlist_id = ?`, entryID); err != nil {
+			return err
+		}
+		if err := insertAudit(ctx, tx, booking.AuditRecord{BookingID: id, SlotID: slotID, Event: booking.EventWaitlistOffer,
+			FromStatus: -1, ToStatus: int(status), Actor: booking.ActorSystem, Reason: "freed seat offered to the first in line"}); err != nil {
+			return err
+		}
+		if err := enqueueNotification(ctx, tx, id, booking.NotifyWaitlist); err != nil {
+			return err
+		}
+		res, err = tx.ExecContext(ctx, `UPDATE t_slot SET booked = booked + 1 WHERE slot_id = ? AND booked < capacity`, slotID)
+		if err != nil {
+			return err
+		}
+		if k, _ := res.RowsAffected(); k != 1 {
+			return errors.New("mysql: waitlist offer found no seat on a locked slot")
+		}
+		slot.Booked++
+	}
+	return nil
+}

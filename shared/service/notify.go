@@ -1,0 +1,118 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"salon/shared/booking"
+)
+
+// Messenger sends one notification to its customer (WeChat subscribe messages,
+// wired in package wire). It answers booking.ErrNoSubscription when WeChat says
+// the customer has no subscription, booking.ErrNotificationOff when the kind has
+// no template; any other error is worth a retry.
+type Messenger interface {
+	Send(ctx context.Context, n booking.Notification) error
+}
+
+const (
+	// notifyNowBudget bounds the sending a function does right after a change:
+	// the change is committed already, and the customer's answer should not wait
+	// long for WeChat. What is left is sent by the next release run.
+	notifyNowBudget = 2 * time.Second
+	notifyNowLimit  = 5
+	// notifyLease keeps a claimed notification away from other senders.
+	notifyLease = time.Minute
+	// notifyRetryBase and notifyRetryMax bound the backoff between attempts.
+	notifyRetryBase = time.Minute
+	notifyRetryMax  = time.Hour
+)
+
+// notifyNow sends a few due notifications right after a change, within a short
+// budget. It never fails the change: errors stay in the outbox for the release
+// run.
+func (s *Service) notifyNow(ctx context.Context) {
+	if s.Messages == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, notifyNowBudget)
+	defer cancel()
+	dl, _ := ctx.Deadline()
+	s.sendNotifications(ctx, dl, notifyNowLimit)
+}
+
+// sendNotifications sends due notifications, oldest due first, until none is due,
+// limit were tried, or stopAt. Each is sent at most once on success; 43101 is
+// recorded and never retried; other failures back off (1, 2, 4 ... 60 minutes)
+// and give up 24 hours after the notification was written. It reports how many
+// were sent.
+func (s *Service) sendNotifications(ctx context.Context, stopAt time.Time, limit int) int {
+	log := s.logger(ctx)
+	sent, tried := 0, 0
+	for tried < limit && time.Now().Before(stopAt) {
+		batch, err := s.Store.ClaimDueNotifications(ctx, notifyLease, min(20, limit-tried))
+		if err != nil {
+			log.Warn("notifications: claim failed; the next run sends them", "err", err.Error())
+			return sent
+		}
+		if len(batch) == 0 {
+			return sent
+		}
+		for _, n := range batch {
+			tried++
+			sctx, cancel := context.WithDeadline(ctx, stopAt)
+			err := s.Messages.Send(sctx, n)
+			cancel()
+			// The outcome is recorded even when the budget ran out meanwhile.
+			rctx := context.WithoutCancel(ctx)
+			switch {
+			case err == nil:
+				sent++
+				err = s.Store.FinishNotification(rctx, n.ID, booking.NotificationSent, "")
+			case errors.Is(err, booking.ErrNoSubscription):
+				err = s.Store.FinishNotification(rctx, n.ID, booking.NotificationRefused, err.Error())
+			case errors.Is(err, booking.ErrNotificationOff):
+				err = s.Store.FinishNotification(rctx, n.ID, booking.NotificationOff, "")
+			case time.Since(n.CreatedAt) >= booking.NotificationRetryFor:
+				log.Error("notification given up after 24 hours", "booking_id", n.BookingID, "kind", string(n.Kind), "err", err.Error())
+				err = s.Store.FinishNotification(rctx, n.ID, booking.NotificationFailed, err.Error())
+			default:
+				log.Warn("notification failed; retried later", "booking_id", n.BookingID, "kind", string(n.Kind), "err", err.Error())
+				err = s.Store.RetryNotification(rctx, n.ID, notifyBackoff(n.Attempts+1), err.Error())
+			}
+			if err != nil {
+				log.Warn("notifications: recording an outcome failed; the lease ends and it is tried again", "err", err.Error())
+			}
+		}
+	}
+	return sent
+}
+
+// notifyBackoff is the wait before the next attempt after `attempts` failures.
+func notifyBackoff(attempts int) time.Duration {
+	d := notifyRetryBase
+	for i := 1; i < attempts && d < notifyRetryMax; i++ {
+		d *= 2
+	}
+	return min(d, notifyRetryMax)
+}
+
+// JoinWaitlist puts the customer in line for a full slot (see
+// mysql.(*DB).JoinWaitlist); NO_SHOW_LIMIT applies as at reserve.
+func (s *Service) JoinWaitlist(ctx context.Context, openid string, slotID int64) (*booking.WaitlistEntry, error) {
+	if err := s.checkNoShowLimit(ctx, openid); err != nil {
+		return nil, err
+	}
+	return s.Store.JoinWaitlist(ctx, openid, slotID, booking.MaxWaitlistEntries)
+}
+
+// LeaveWaitlist takes the customer out of a slot's line.
+func (s *Service) LeaveWaitlist(ctx context.Context, openid string, slotID int64) error {
+	return s.Store.LeaveWaitlist(ctx, openid, slotID)
+}
+
+// CustomerWaitlist returns the slots the customer waits for.
+func (s *Service) CustomerWaitlist(ctx context.Context, openid string) ([]booking.WaitlistEntry, error) {
+	return s.Store.CustomerWaitlist(ctx, openid)
+}
