@@ -27,6 +27,19 @@ var wantRoutes = map[string]string{
 	"GET /admin/bookings":               "admin",
 	"POST /admin/bookings/{id}/cancel":  "admin",
 	"POST /admin/bookings/{id}/checkin": "admin",
+	// design.md's "GET /admin/ and below": the salon console's pages and forms.
+	"GET /admin":               "admin",
+	"GET /admin/":              "admin",
+	"GET /admin/static/{file}": "admin",
+	"GET /admin/login":         "admin",
+	"POST /admin/login":        "admin",
+	"POST /admin/logout":       "admin",
+	"GET /admin/week":          "admin",
+	"POST /admin/week":         "admin",
+	"GET /admin/booking":       "admin",
+	"POST /admin/booking":      "admin",
+	"GET /admin/audit":         "admin",
+	"GET /admin/health":        "admin",
 }
 
 // The settings of design.md's configuration table that the functions get on SCF.
