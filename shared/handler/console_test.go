@@ -206,6 +206,17 @@ func TestConsoleFunctionURLEvent(t *testing.T) {
 	if status != http.StatusSeeOther || err != nil || !c.Secure || !c.HttpOnly {
 		t.Fatalf("Function URL sign-in: %d %q", status, h["Set-Cookie"])
 	}
+	// API Gateway's event: X-Api-Scheme saying http does not take Secure away
+	// from a deployed host (only X-Forwarded-Proto or a loopback host does).
+	_, h2, _ := invoke(map[string]any{
+		"httpMethod": "POST", "path": "/admin/login", "isBase64Encoded": false, "body": url.Values{"token": {testAdmin}}.Encode(),
+		"headers": map[string]string{"content-type": "application/x-www-form-urlencoded", "host": "service-abc-1250000000.gz.apigw.tencentcs.com",
+			"x-api-scheme": "http"},
+		"requestContext": map[string]any{"requestId": "req-2", "sourceIp": "1.2.3.4", "stage": "release"},
+	})
+	if c2, err := http.ParseSetCookie(h2["Set-Cookie"]); err != nil || !c2.Secure {
+		t.Fatalf("API Gateway sign-in: %q", h2["Set-Cookie"])
+	}
 	status, h, body := invoke(map[string]any{
 		"httpMethod": "GET", "path": "/admin/health",
 		"headers":     map[string]string{"cookie": c.Name + "=" + c.Value, "host": "1250000000-abc.gz.tencentscf.com"},

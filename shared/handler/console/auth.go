@@ -177,16 +177,19 @@ func sessionCookie(token string, secure bool, exp time.Time) string {
 }
 
 // overHTTPS reports whether the browser reached the console over HTTPS, so its
-// cookie gets Secure. A front door that terminates TLS says so in
-// X-Forwarded-Proto, API Gateway in X-Api-Scheme; with neither, only a loopback
+// cookie gets Secure. X-Forwarded-Proto, which a front door that terminates TLS
+// sets (the local gateway sets it too), decides either way. API Gateway's
+// X-Api-Scheme is trusted only to say https. Without either, only a loopback
 // host (local development over plain HTTP) goes without Secure: every deployed
-// front door (API Gateway, Function URLs) is HTTPS.
+// front door (API Gateway, Function URLs) is HTTPS, and a cookie without Secure
+// there could be read off a plain-HTTP request to the same host.
 func overHTTPS(r *apigw.Request) bool {
-	for _, h := range []string{"X-Forwarded-Proto", "X-Api-Scheme"} {
-		if v := r.Header.Get(h); v != "" {
-			first, _, _ := strings.Cut(v, ",")
-			return strings.EqualFold(strings.TrimSpace(first), "https")
-		}
+	if v := r.Header.Get("X-Forwarded-Proto"); v != "" {
+		first, _, _ := strings.Cut(v, ",")
+		return strings.EqualFold(strings.TrimSpace(first), "https")
+	}
+	if strings.EqualFold(strings.TrimSpace(r.Header.Get("X-Api-Scheme")), "https") {
+		return true
 	}
 	host := r.Header.Get("Host")
 	if h, _, err := net.SplitHostPort(host); err == nil {

@@ -361,7 +361,9 @@ func (c *Console) week(q *req) (*apigw.Response, error) {
 	for _, f := range slotFacts {
 		body.Facts = append(body.Facts, f.Label)
 	}
+	dayIndex := map[string]int{}
 	for d := from; d.Before(to); d = d.AddDate(0, 0, 1) {
+		dayIndex[d.Format(time.DateOnly)] = len(body.Days)
 		body.Days = append(body.Days, weekDay{Date: d.Format(time.DateOnly), Weekday: weekdays[d.Weekday()]})
 	}
 	for i := range slots {
@@ -370,9 +372,9 @@ func (c *Console) week(q *req) (*apigw.Response, error) {
 		for _, f := range slotFacts {
 			ws.Facts = append(ws.Facts, f.Value(&v))
 		}
-		day := int(v.StartAt.In(q.loc()).Sub(from).Hours() / 24)
-		if day >= 0 && day < len(body.Days) {
-			body.Days[day].Slots = append(body.Days[day].Slots, ws)
+		// A slot is listed under the shop day it starts.
+		if i, ok := dayIndex[v.StartAt.In(q.loc()).Format(time.DateOnly)]; ok {
+			body.Days[i].Slots = append(body.Days[i].Slots, ws)
 		}
 	}
 	body.Empty = len(slots) == 0
