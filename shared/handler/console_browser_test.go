@@ -572,11 +572,11 @@ func TestConsoleBrowserSecurity(t *testing.T) {
 	if b.count("#booking script, #booking img") != 0 {
 		t.Fatal("a customer's markup became elements")
 	}
+	b.shot("security-escaped")
 	b.open("?date=" + day)
 	if b.count(".bk script, .bk img") != 0 {
 		t.Fatal("a customer's markup became elements on today's page")
 	}
-	b.shot("security-escaped")
 
 	// A change posted without the CSRF token is refused and changes nothing.
 	eval[bool](b, fmt.Sprintf(`document.querySelector("#bk-%d form.act input[name=csrf]").remove(), true`, victim))
