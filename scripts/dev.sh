@@ -220,6 +220,7 @@ dev.sh: ready: $base (API Gateway, routes of serverless.yml; release timer every
   login             ${login_at:-$WX_API_BASE}
   WeChat Pay        ${pay_at:-$WECHATPAY_API_BASE}
   admin token       $ADMIN_TOKEN
+  salon console     $base/admin/ (sign in with the admin token)
   Ctrl-C stops it all.
 
 Try it (copy and paste, in another shell):

@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
 # The test command: every test of the product, against a real MySQL/MariaDB (each
-# test makes its own fresh database there), with the race detector. Extra arguments
-# go to `go test` (e.g. -run TestReserve).
+# test makes its own fresh database there), with the race detector, and the
+# console's browser tests in a headless Chromium (installed when missing and this
+# shell may). Extra arguments go to `go test` (e.g. -run TestReserve).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/lib/mysql.sh
 . scripts/lib/mysql.sh
+# shellcheck source=scripts/lib/chromium.sh
+. scripts/lib/chromium.sh
 ensure_mysql
+# The browser tests run, never skip: without a Chromium they fail and say why.
+ensure_chromium || echo "chromium: the console's browser tests will fail" >&2
+export CONSOLE_BROWSER=required
 go vet ./...
 # The benchmark tool is its own module (so the product requires none of its
 # dependencies); build and vet it here so it cannot rot unnoticed.

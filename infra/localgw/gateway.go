@@ -238,7 +238,16 @@ func (g *Gateway) event(r *http.Request, route *compiledRoute, path string, path
 	}
 	// What API Gateway adds on its way to the function.
 	headers["x-api-requestid"] = reqID
-	headers["x-api-scheme"] = "http"
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	headers["x-api-scheme"] = scheme
+	// What the function's answer may depend on (the console's Secure cookie): a
+	// proxy in front of this gateway that terminated TLS has said so already.
+	if headers["x-forwarded-proto"] == "" {
+		headers["x-forwarded-proto"] = scheme
+	}
 	headers["x-anonymous-consumer"] = "true"
 	headers["x-qualifier"] = "$DEFAULT"
 	headers["requestsource"] = "APIGW"

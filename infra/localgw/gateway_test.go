@@ -83,6 +83,7 @@ func TestRequestBecomesEventAndResponseBecomesHTTP(t *testing.T) {
 	    "x-trace": "tr-1",
 	    "x-api-requestid": "api-req-1",
 	    "x-api-scheme": "http",
+	    "x-forwarded-proto": "http",
 	    "x-anonymous-consumer": "true",
 	    "x-qualifier": "$DEFAULT",
 	    "requestsource": "APIGW",

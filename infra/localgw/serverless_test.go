@@ -32,6 +32,19 @@ var wantRoutes = map[string]string{
 	"POST /slots/{id}/waitlist":         "reserve",
 	"DELETE /slots/{id}/waitlist":       "reserve",
 	"GET /waitlist/mine":                "reserve",
+	// "GET /admin/ and below": the salon console's pages and forms.
+	"GET /admin":               "admin",
+	"GET /admin/":              "admin",
+	"GET /admin/static/{file}": "admin",
+	"GET /admin/login":         "admin",
+	"POST /admin/login":        "admin",
+	"POST /admin/logout":       "admin",
+	"GET /admin/week":          "admin",
+	"POST /admin/week":         "admin",
+	"GET /admin/booking":       "admin",
+	"POST /admin/booking":      "admin",
+	"GET /admin/audit":         "admin",
+	"GET /admin/health":        "admin",
 }
 
 // The settings of the configuration table in functions/README.md that the

@@ -34,3 +34,13 @@ type AuditRecord struct {
 	Reason     string
 	CreatedAt  time.Time
 }
+
+// ReleaseRun is what one release run did, as it recorded itself when it ended.
+// Summary is the run's answer to the timer as JSON, so that counts the run learns
+// to report later reach the console without a change of this type.
+type ReleaseRun struct {
+	StartedAt  time.Time
+	FinishedAt time.Time
+	Summary    string // JSON object of counts
+	Error      string // why the run failed; "" when it finished
+}

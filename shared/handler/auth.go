@@ -7,10 +7,10 @@ package handler
 
 import (
 	"context"
-	"crypto/subtle"
 
 	"salon/shared/apigw"
 	"salon/shared/booking"
+	"salon/shared/handler/console"
 	"salon/shared/wire"
 )
 
@@ -42,15 +42,20 @@ func customerOf(d *wire.Deps, r *apigw.Request) (string, error) {
 	return d.Sessions.Verify(token)
 }
 
-// admin checks the salon's bearer token. Without ADMIN_TOKEN the admin API is
-// switched off (FORBIDDEN); the comparison takes the same time however much of a
-// wrong token matches.
-func checkAdmin(d *wire.Deps, r *apigw.Request) error {
+// checkAdmin lets the salon in: by its bearer token, or by a console session
+// cookie (a change made with the cookie must carry the session's CSRF token in
+// X-CSRF-Token). Without ADMIN_TOKEN the admin API is switched off (FORBIDDEN).
+// The token comparison takes the same time whatever the length of a wrong token
+// and however much of it matches.
+func checkAdmin(ctx context.Context, d *wire.Deps, r *apigw.Request) error {
 	if d.Cfg.AdminToken == "" {
 		return booking.Errorf(booking.EFORBIDDEN, "ADMIN_TOKEN is not set: admin API disabled")
 	}
 	got := r.BearerToken()
-	if subtle.ConstantTimeCompare([]byte(got), []byte(d.Cfg.AdminToken)) != 1 {
+	if got == "" && console.HasSessionCookie(r) {
+		return console.CheckAPISession(ctx, d, r)
+	}
+	if !console.TokenMatches(got, d.Cfg.AdminToken) {
 		return booking.Errorf(booking.EUNAUTHORIZED, "wrong admin token")
 	}
 	return nil

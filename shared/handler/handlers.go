@@ -13,6 +13,7 @@ import (
 
 	"salon/shared/apigw"
 	"salon/shared/booking"
+	"salon/shared/handler/console"
 	"salon/shared/service"
 	"salon/shared/wire"
 )
@@ -244,12 +245,13 @@ func bookingResponse(d *wire.Deps, b *booking.Booking, err error, withOpenID boo
 }
 
 // AdminRouter serves the salon: schedule, slot changes, the day's bookings,
-// cancel and check-in.
+// cancel and check-in, and the console (HTML) under /admin/.
 func AdminRouter(e *wire.Env) *apigw.Router {
 	rt := apigw.NewRouter("admin", e.Logger())
+	console.Register(rt, e)
 	admin := func(h func(ctx context.Context, d *wire.Deps, r *apigw.Request) (*apigw.Response, error)) apigw.HandlerFunc {
 		return withDeps(e, func(ctx context.Context, d *wire.Deps, r *apigw.Request) (*apigw.Response, error) {
-			if err := checkAdmin(d, r); err != nil {
+			if err := checkAdmin(ctx, d, r); err != nil {
 				return nil, err
 			}
 			return h(ctx, d, r)

@@ -61,8 +61,10 @@ const (
 // audit trail. Runs may overlap and repeat (SCF retries a failed run while the next
 // ticks fire); each booking is leased to one run, and every change is conditional,
 // so an overlap can neither release a booking twice nor lose a seat.
-func (s *Service) Release(ctx context.Context) (Summary, error) {
-	var sum Summary
+func (s *Service) Release(ctx context.Context) (sum Summary, err error) {
+	// The console's health page shows the last run: record it however it ends.
+	started := time.Now()
+	defer func() { s.recordRun(ctx, started, sum, err) }()
 	log := s.logger(ctx)
 	stopAt := time.Now().Add(defaultBudget)
 	if dl, ok := ctx.Deadline(); ok {

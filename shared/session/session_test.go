@@ -177,3 +177,39 @@ func FuzzVerify(f *testing.F) {
 		}
 	})
 }
+
+// A token of one kind (prefix and derived key) is never accepted as another: a
+// customer's token cannot open the salon console, nor the other way round.
+func TestKindsDoNotCross(t *testing.T) {
+	now := t0
+	customer := &Signer{Secret: key, Now: clock(&now)}
+	consoleKey := DeriveKey(key, "console session", []byte("admin-token"))
+	console := &Signer{Secret: consoleKey, Prefix: "c1.", TTL: 12 * time.Hour, Now: clock(&now)}
+	ctok, _, err := customer.Issue("oCustomer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stok, exp, err := console.Issue("sid-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sub, gotExp, err := console.VerifyExpiry(stok); err != nil || sub != "sid-1" || !gotExp.Equal(exp) {
+		t.Fatalf("console token: %q %v %v", sub, gotExp, err)
+	}
+	if _, err := console.Verify(ctok); !booking.IsCode(err, booking.EUNAUTHORIZED) {
+		t.Errorf("customer token accepted by the console: %v", err)
+	}
+	if _, err := customer.Verify(stok); !booking.IsCode(err, booking.EUNAUTHORIZED) {
+		t.Errorf("console token accepted as a customer's: %v", err)
+	}
+	// The same prefix with the customer's key, or another admin token's key, fails too.
+	forged := &Signer{Secret: key, Prefix: "c1.", Now: clock(&now)}
+	ftok, _, _ := forged.Issue("sid-1")
+	if _, err := console.Verify(ftok); !booking.IsCode(err, booking.EUNAUTHORIZED) {
+		t.Errorf("console token signed with SESSION_SECRET itself accepted: %v", err)
+	}
+	rotated := &Signer{Secret: DeriveKey(key, "console session", []byte("new-admin-token")), Prefix: "c1.", Now: clock(&now)}
+	if _, err := rotated.Verify(stok); !booking.IsCode(err, booking.EUNAUTHORIZED) {
+		t.Errorf("a new ADMIN_TOKEN still accepts the old session: %v", err)
+	}
+}

@@ -1,0 +1,621 @@
+package console
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"salon/shared/apigw"
+	"salon/shared/booking"
+)
+
+// auditLimit bounds one page of the audit trail.
+const auditLimit = 500
+
+// ---- sign-in and sign-out
+
+func (c *Console) loginPage(q *req) (*apigw.Response, error) {
+	if c.session(q) != nil {
+		return redirect("./"), nil
+	}
+	return render(http.StatusOK, "login", q.page("登录", "", nil)), nil
+}
+
+// login signs in with ADMIN_TOKEN. A wrong token gets the same page and words
+// whatever was wrong with it; the comparison takes the same time.
+func (c *Console) login(q *req) (*apigw.Response, error) {
+	form, err := parseForm(q.r)
+	if err != nil {
+		return nil, err
+	}
+	if !TokenMatches(form.Get("token"), q.d.Cfg.AdminToken) {
+		apigw.Logger(q.ctx).Warn("console sign-in refused")
+		p := q.page("登录", "", nil)
+		p.Flash = &flash{Text: "登录失败，请检查后重试。"}
+		return render(http.StatusUnauthorized, "login", p), nil
+	}
+	s, token, err := q.keys.issue()
+	if err != nil {
+		return nil, err
+	}
+	apigw.Logger(q.ctx).Info("console sign-in", "session", s.ID[:6])
+	resp := redirect("./")
+	resp.Headers["Set-Cookie"] = sessionCookie(token, overHTTPS(q.r), s.ExpiresAt)
+	return resp, nil
+}
+
+// logout ends the session: the browser drops the cookie, and the session is
+// recorded as ended so that a copy of the cookie is refused too.
+func (c *Console) logout(q *req) (*apigw.Response, error) {
+	if err := q.d.Svc.EndConsoleSession(q.ctx, q.sess.ID, q.sess.ExpiresAt); err != nil {
+		return nil, err
+	}
+	resp := redirect("login")
+	resp.Headers["Set-Cookie"] = sessionCookie("", overHTTPS(q.r), time.Time{})
+	return resp, nil
+}
+
+// ---- today
+
+type bookingRow struct {
+	B       *booking.Booking
+	Status  string
+	Paid    string
+	Refund  string
+	Who     string
+	Actions []actionButton
+}
+
+type actionButton struct {
+	Name, Label, Confirm string
+	Danger               bool
+}
+
+type slotBlock struct {
+	View     booking.SlotView
+	Time     string
+	State    string
+	Bookings []bookingRow
+}
+
+type todayBody struct {
+	Date, Weekday, Prev, Next string
+	IsToday                   bool
+	Slots                     []slotBlock
+	Booked, Arrived           int
+}
+
+func (c *Console) today(q *req) (*apigw.Response, error) {
+	day, err := c.dayParam(q, "date")
+	if err != nil {
+		return nil, err
+	}
+	from, to := day, day.AddDate(0, 0, 1)
+	slots, err := q.d.Svc.Schedule(q.ctx, from, to)
+	if err != nil {
+		return nil, err
+	}
+	bs, err := q.d.Svc.DayBookings(q.ctx, from, to)
+	if err != nil {
+		return nil, err
+	}
+	body := &todayBody{Date: day.Format(time.DateOnly), Weekday: weekdays[day.Weekday()],
+		Prev: from.AddDate(0, 0, -1).Format(time.DateOnly), Next: to.Format(time.DateOnly),
+		IsToday: day.Equal(c.shopDay(q))}
+	bySlot := map[int64][]bookingRow{}
+	for _, b := range bs {
+		bySlot[b.SlotID] = append(bySlot[b.SlotID], q.row(b))
+		if b.Status.HoldsSeat() {
+			body.Booked++
+		}
+		if b.Status == booking.StatusCompleted {
+			body.Arrived++
+		}
+	}
+	for i := range slots {
+		v := slots[i]
+		body.Slots = append(body.Slots, slotBlock{View: v, Time: span(v.StartAt, v.EndAt, q.loc()),
+			State: slotStateWord(&v), Bookings: bySlot[v.ID]})
+	}
+	p := q.page("今日 "+body.Date, "today", body)
+	p.Flash = bookingFlash(q.r.Query)
+	return render(http.StatusOK, "today", p), nil
+}
+
+func (q *req) row(b *booking.Booking) bookingRow {
+	r := bookingRow{B: b, Status: statusWord(b.Status), Refund: refundWord(b.Refund), Who: shortOpenID(b.OpenID)}
+	switch {
+	case b.PaidAt != nil:
+		r.Paid = "已付 " + yuan(b.AmountFen)
+	case b.AmountFen == 0:
+		r.Paid = "免定金"
+	default:
+		r.Paid = "未付 " + yuan(b.AmountFen)
+	}
+	what := fmt.Sprintf("预约 #%d（%s）", b.ID, b.StartAt.In(q.loc()).Format("01-02 15:04"))
+	for _, a := range bookingActions {
+		if slices.Contains(a.For, b.Status) {
+			r.Actions = append(r.Actions, actionButton{Name: a.Name, Label: a.Label, Confirm: fmt.Sprintf(a.Confirm, what), Danger: a.Danger})
+		}
+	}
+	return r
+}
+
+// shortOpenID shows enough of a customer's openid to tell two apart at the door.
+func shortOpenID(openid string) string {
+	r := []rune(openid)
+	if len(r) <= 8 {
+		return openid
+	}
+	return "…" + string(r[len(r)-6:])
+}
+
+func span(from, to time.Time, loc *time.Location) string {
+	return from.In(loc).Format("15:04") + "–" + to.In(loc).Format("15:04")
+}
+
+// shopDay is today's date in the shop's zone, at midnight.
+func (c *Console) shopDay(q *req) time.Time {
+	y, m, d := c.now().In(q.loc()).Date()
+	return time.Date(y, m, d, 0, 0, 0, 0, q.loc())
+}
+
+// dayParam reads an optional YYYY-MM-DD query parameter; absent means today.
+func (c *Console) dayParam(q *req, name string) (time.Time, error) {
+	v := q.r.Query.Get(name)
+	if v == "" {
+		return c.shopDay(q), nil
+	}
+	day, _, err := booking.DayBounds(v, q.loc())
+	return day, err
+}
+
+// bookingFlash turns the outcome a change put in the redirect (?ok=checkin&id=7
+// or ?fail=INVALID_STATE&act=checkin&id=7) back into words. Only names from the
+// console's own tables and a number are read from it, never free text.
+func bookingFlash(v url.Values) *flash {
+	id, err := strconv.ParseInt(v.Get("id"), 10, 64)
+	if err != nil || id <= 0 {
+		return nil
+	}
+	if a, ok := actionNamed(v.Get("ok")); ok {
+		return &flash{OK: true, Text: fmt.Sprintf("预约 #%d %s", id, a.Done)}
+	}
+	if code := v.Get("fail"); code != "" {
+		label := "操作"
+		if a, ok := actionNamed(v.Get("act")); ok {
+			label = a.Label
+		}
+		return &flash{Text: fmt.Sprintf("预约 #%d %s没有成功：%s", id, label, errorWord(code))}
+	}
+	return nil
+}
+
+// ---- one booking
+
+type bookingBody struct {
+	Query   string
+	Row     *bookingRow
+	Slot    string
+	Created string
+	Paid    string
+	Lock    string
+	History []auditRow
+}
+
+type auditRow struct {
+	R      booking.AuditRecord
+	At     string
+	Event  string
+	Change string
+	Actor  string
+}
+
+func (c *Console) bookingPage(q *req) (*apigw.Response, error) {
+	text := strings.TrimSpace(q.r.Query.Get("q"))
+	body := &bookingBody{Query: text}
+	p := q.page("查预约", "booking", body)
+	p.Flash = bookingFlash(q.r.Query)
+	if text == "" {
+		return render(http.StatusOK, "booking", p), nil
+	}
+	id, ok := bookingIDOf(text)
+	if !ok {
+		p.Flash = &flash{Text: "请输入预约号（数字）或订单号（BK 开头的 14 位）。"}
+		return render(http.StatusBadRequest, "booking", p), nil
+	}
+	b, trail, err := q.d.Svc.BookingWithHistory(q.ctx, id)
+	if booking.IsCode(err, booking.ENOTFOUND) {
+		p.Flash = &flash{Text: fmt.Sprintf("没有找到预约 %s。", text)}
+		return render(http.StatusNotFound, "booking", p), nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	row := q.row(b)
+	body.Row = &row
+	body.Slot = b.StartAt.In(q.loc()).Format("2006-01-02 ") + weekdays[b.StartAt.In(q.loc()).Weekday()] + " " + span(b.StartAt, b.EndAt, q.loc())
+	body.Created = clock(b.CreatedAt, q.loc())
+	body.Lock = clock(b.LockExpire, q.loc())
+	if b.PaidAt != nil {
+		body.Paid = clock(*b.PaidAt, q.loc())
+	}
+	for _, r := range trail {
+		body.History = append(body.History, q.auditRow(r))
+	}
+	p.Title = fmt.Sprintf("预约 #%d", b.ID)
+	return render(http.StatusOK, "booking", p), nil
+}
+
+// bookingIDOf reads a booking id or an order number (BK and twelve digits).
+func bookingIDOf(s string) (int64, bool) {
+	if strings.HasPrefix(strings.ToUpper(s), "BK") {
+		return booking.ParseOutTradeNo("BK" + s[2:])
+	}
+	if s == "" || len(s) > 18 || strings.TrimLeft(s, "0123456789") != "" {
+		return 0, false
+	}
+	id, err := strconv.ParseInt(s, 10, 64)
+	return id, err == nil && id > 0
+}
+
+func (q *req) auditRow(r booking.AuditRecord) auditRow {
+	row := auditRow{R: r, At: clock(r.CreatedAt, q.loc()), Event: eventWord(r.Event), Actor: actorWord(r.Actor)}
+	if r.FromStatus >= 0 || r.ToStatus >= 0 {
+		if r.FromStatus == r.ToStatus {
+			row.Change = statusWordOf(r.ToStatus)
+		} else if r.FromStatus < 0 {
+			row.Change = "→ " + statusWordOf(r.ToStatus)
+		} else {
+			row.Change = statusWordOf(r.FromStatus) + " → " + statusWordOf(r.ToStatus)
+		}
+	}
+	return row
+}
+
+// bookingChange runs one booking action (check in, cancel, ...) and sends the
+// browser back where it came from with the outcome.
+func (c *Console) bookingChange(q *req) (*apigw.Response, error) {
+	id, err := strconv.ParseInt(q.form.Get("id"), 10, 64)
+	if err != nil || id <= 0 {
+		return nil, booking.Errorf(booking.EBADREQUEST, "console: booking id %q", q.form.Get("id"))
+	}
+	a, ok := actionNamed(q.form.Get("do"))
+	if !ok {
+		return nil, booking.Errorf(booking.EBADREQUEST, "console: unknown booking action")
+	}
+	apigw.SetBookingID(q.ctx, id)
+	outcome := url.Values{"id": {strconv.FormatInt(id, 10)}}
+	if _, err := a.Run(q.d.Svc, q.ctx, id); err != nil {
+		code := booking.ErrorCode(err)
+		if code == booking.EINTERNAL {
+			apigw.Logger(q.ctx).Error("console booking action", "action", a.Name, "err", err.Error())
+		} else {
+			apigw.Logger(q.ctx).Info("console booking action refused", "action", a.Name, "err", err.Error())
+		}
+		outcome.Set("fail", code)
+		outcome.Set("act", a.Name)
+	} else {
+		outcome.Set("ok", a.Name)
+	}
+	// Back to the day it was changed from, or to the booking's own page.
+	if q.form.Get("back") == "today" {
+		if day := q.form.Get("date"); day != "" {
+			if _, _, err := booking.DayBounds(day, q.loc()); err == nil {
+				outcome.Set("date", day)
+			}
+		}
+		return redirect("./?" + outcome.Encode()), nil
+	}
+	outcome.Set("q", strconv.FormatInt(id, 10))
+	return redirect("booking?" + outcome.Encode()), nil
+}
+
+// ---- the week
+
+type weekBody struct {
+	From, To, Prev, Next string
+	Facts                []string
+	Days                 []weekDay
+	Empty                bool // no slot this week: the schedule form opens
+	Form                 scheduleForm
+}
+
+type weekDay struct {
+	Date, Weekday string
+	Slots         []weekSlot
+}
+
+type weekSlot struct {
+	View  booking.SlotView
+	Time  string
+	Facts []string
+}
+
+// scheduleForm is the schedule body of POST /admin/slots as a form: the same
+// fields, with the deposit in yuan for the salon instead of fen.
+type scheduleForm struct {
+	From, To, Open, Close, SlotMinutes, Capacity, PriceYuan string
+}
+
+func (c *Console) week(q *req) (*apigw.Response, error) {
+	from, err := c.dayParam(q, "from")
+	if err != nil {
+		return nil, err
+	}
+	to := from.AddDate(0, 0, 7)
+	slots, err := q.d.Svc.Schedule(q.ctx, from, to)
+	if err != nil {
+		return nil, err
+	}
+	body := &weekBody{From: from.Format(time.DateOnly), To: to.AddDate(0, 0, -1).Format(time.DateOnly),
+		Prev: from.AddDate(0, 0, -7).Format(time.DateOnly), Next: to.Format(time.DateOnly),
+		Form: scheduleForm{From: from.Format(time.DateOnly), To: to.AddDate(0, 0, -1).Format(time.DateOnly),
+			Open: "10:00", Close: "21:00", SlotMinutes: "90", Capacity: "3", PriceYuan: "50"}}
+	for _, f := range slotFacts {
+		body.Facts = append(body.Facts, f.Label)
+	}
+	dayIndex := map[string]int{}
+	for d := from; d.Before(to); d = d.AddDate(0, 0, 1) {
+		dayIndex[d.Format(time.DateOnly)] = len(body.Days)
+		body.Days = append(body.Days, weekDay{Date: d.Format(time.DateOnly), Weekday: weekdays[d.Weekday()]})
+	}
+	for i := range slots {
+		v := slots[i]
+		ws := weekSlot{View: v, Time: span(v.StartAt, v.EndAt, q.loc())}
+		for _, f := range slotFacts {
+			ws.Facts = append(ws.Facts, f.Value(&v))
+		}
+		// A slot is listed under the shop day it starts.
+		if i, ok := dayIndex[v.StartAt.In(q.loc()).Format(time.DateOnly)]; ok {
+			body.Days[i].Slots = append(body.Days[i].Slots, ws)
+		}
+	}
+	body.Empty = len(slots) == 0
+	p := q.page("排班 "+body.From, "week", body)
+	p.Flash = weekFlash(q.r.Query, slots, q.loc())
+	return render(http.StatusOK, "week", p), nil
+}
+
+// weekChange creates slots from the schedule form, closes a slot, or changes
+// its capacity, through the same service calls as POST and PATCH /admin/slots.
+func (c *Console) weekChange(q *req) (*apigw.Response, error) {
+	back := url.Values{}
+	if from := q.form.Get("from_page"); from != "" {
+		if _, _, err := booking.DayBounds(from, q.loc()); err == nil {
+			back.Set("from", from)
+		}
+	}
+	fail := func(act string, err error) (*apigw.Response, error) {
+		if booking.ErrorCode(err) == booking.EINTERNAL {
+			return nil, err
+		}
+		apigw.Logger(q.ctx).Info("console schedule change refused", "action", act, "err", err.Error())
+		back.Set("fail", booking.ErrorCode(err))
+		back.Set("act", act)
+		return redirect("week?" + back.Encode()), nil
+	}
+	switch q.form.Get("do") {
+	case "schedule":
+		sched, err := scheduleOf(q.form)
+		if err != nil {
+			return fail("schedule", err)
+		}
+		created, skipped, err := q.d.Svc.CreateSchedule(q.ctx, sched)
+		if err != nil {
+			return fail("schedule", err)
+		}
+		back.Set("ok", "schedule")
+		back.Set("created", strconv.Itoa(created))
+		back.Set("skipped", strconv.Itoa(skipped))
+		if !back.Has("from") {
+			back.Set("from", sched.From)
+		}
+		return redirect("week?" + back.Encode()), nil
+	case "close", "capacity":
+		act := q.form.Get("do")
+		id, err := strconv.ParseInt(q.form.Get("slot"), 10, 64)
+		if err != nil || id <= 0 {
+			return nil, booking.Errorf(booking.EBADREQUEST, "console: slot id %q", q.form.Get("slot"))
+		}
+		back.Set("slot", strconv.FormatInt(id, 10))
+		var u booking.SlotUpdate
+		if act == "close" {
+			closed := false
+			u.Open = &closed
+		} else {
+			n, err := strconv.Atoi(strings.TrimSpace(q.form.Get("capacity")))
+			if err != nil {
+				return fail(act, booking.Errorf(booking.EBADREQUEST, "console: capacity %q", q.form.Get("capacity")))
+			}
+			u.Capacity = &n
+			back.Set("cap", strconv.Itoa(n))
+		}
+		if _, err := q.d.Svc.UpdateSlot(q.ctx, id, u); err != nil {
+			return fail(act, err)
+		}
+		back.Set("ok", act)
+		return redirect("week?" + back.Encode()), nil
+	}
+	return nil, booking.Errorf(booking.EBADREQUEST, "console: unknown schedule action")
+}
+
+// scheduleOf reads the schedule form into the schedule of POST /admin/slots;
+// the service validates it exactly as it validates the JSON body.
+func scheduleOf(f url.Values) (booking.Schedule, error) {
+	s := booking.Schedule{From: f.Get("from"), To: f.Get("to"), Open: f.Get("open"), Close: f.Get("close")}
+	minutes, err1 := strconv.Atoi(strings.TrimSpace(f.Get("slotMinutes")))
+	capacity, err2 := strconv.Atoi(strings.TrimSpace(f.Get("capacity")))
+	fen, err3 := fenOf(f.Get("priceYuan"))
+	if err1 != nil || err2 != nil || err3 != nil {
+		return s, booking.Errorf(booking.EBADREQUEST, "console: schedule form numbers")
+	}
+	s.SlotMinutes, s.Capacity, s.PriceFen = &minutes, &capacity, &fen
+	return s, nil
+}
+
+// fenOf reads an amount in yuan with at most two decimals ("50", "50.5",
+// "50.05") exactly, without floating point.
+func fenOf(yuan string) (int64, error) {
+	yuan = strings.TrimSpace(yuan)
+	whole, frac, hasFrac := strings.Cut(yuan, ".")
+	if whole == "" || len(whole) > 7 || strings.TrimLeft(whole, "0123456789") != "" ||
+		(hasFrac && (frac == "" || len(frac) > 2 || strings.TrimLeft(frac, "0123456789") != "")) {
+		return 0, fmt.Errorf("not an amount in yuan")
+	}
+	w, _ := strconv.ParseInt(whole, 10, 64)
+	for len(frac) < 2 {
+		frac += "0"
+	}
+	f, _ := strconv.ParseInt(frac, 10, 64)
+	return w*100 + f, nil
+}
+
+// weekFlash turns a schedule change's outcome back into words, for the slot it
+// concerned as it is now.
+func weekFlash(v url.Values, slots []booking.SlotView, loc *time.Location) *flash {
+	slotID, _ := strconv.ParseInt(v.Get("slot"), 10, 64)
+	var slot *booking.SlotView
+	for i := range slots {
+		if slots[i].ID == slotID {
+			slot = &slots[i]
+		}
+	}
+	name := fmt.Sprintf("时段 #%d", slotID)
+	if slot != nil {
+		name = fmt.Sprintf("时段 #%d（%s）", slotID, slot.StartAt.In(loc).Format("01-02 15:04"))
+	}
+	switch v.Get("ok") {
+	case "schedule":
+		created, _ := strconv.Atoi(v.Get("created"))
+		skipped, _ := strconv.Atoi(v.Get("skipped"))
+		return &flash{OK: true, Text: fmt.Sprintf("新建了 %d 个时段，跳过了 %d 个已有的时段。", created, skipped)}
+	case "close":
+		return &flash{OK: true, Text: name + " 已关闭，不再接受新的预约；已有的预约不受影响。"}
+	case "capacity":
+		n, _ := strconv.Atoi(v.Get("cap"))
+		return &flash{OK: true, Text: fmt.Sprintf("%s 的容量已改为 %d。", name, n)}
+	}
+	code := v.Get("fail")
+	if code == "" {
+		return nil
+	}
+	switch act := v.Get("act"); {
+	case act == "schedule" && code == booking.EBADREQUEST:
+		return &flash{Text: "排班没有创建：请检查日期和时间。开始日期不能晚于结束日期，开门要早于打烊，一次最多 92 天，每个时段 5–720 分钟，容量 1–50，定金 0–10000 元（最多两位小数）。"}
+	case act == "capacity" && code == booking.EINVALIDSTATE:
+		booked := ""
+		if slot != nil {
+			booked = fmt.Sprintf("已有 %d 人预约，", slot.Booked)
+		}
+		return &flash{Text: fmt.Sprintf("%s 的容量没有修改：%s容量不能少于已预约的人数。", name, booked)}
+	case act == "capacity" && code == booking.EBADREQUEST:
+		return &flash{Text: fmt.Sprintf("%s 的容量没有修改：容量要在 %d–%d 之间。", name, booking.MinCapacity, booking.MaxCapacity)}
+	case act == "close" || act == "capacity":
+		return &flash{Text: fmt.Sprintf("%s 没有修改：%s", name, errorWord(code))}
+	}
+	return &flash{Text: "没有修改：" + errorWord(code)}
+}
+
+// ---- the audit trail
+
+type auditBody struct {
+	Date, Prev, Next, Event string
+	Events                  []eventChoice
+	Rows                    []auditRow
+	Limit                   int
+	Full                    bool
+}
+
+type eventChoice struct {
+	Name, Word string
+}
+
+func (c *Console) audit(q *req) (*apigw.Response, error) {
+	day, err := c.dayParam(q, "date")
+	if err != nil {
+		return nil, err
+	}
+	event := q.r.Query.Get("event")
+	if len(event) > 32 {
+		return nil, booking.Errorf(booking.EBADREQUEST, "console: event filter too long")
+	}
+	recs, events, err := q.d.Svc.AuditTrail(q.ctx, day, day.AddDate(0, 0, 1), event, auditLimit)
+	if err != nil {
+		return nil, err
+	}
+	body := &auditBody{Date: day.Format(time.DateOnly), Prev: day.AddDate(0, 0, -1).Format(time.DateOnly),
+		Next: day.AddDate(0, 0, 1).Format(time.DateOnly), Event: event, Limit: auditLimit, Full: len(recs) == auditLimit}
+	for _, e := range events {
+		body.Events = append(body.Events, eventChoice{Name: e, Word: eventWord(e)})
+	}
+	for _, r := range recs {
+		body.Rows = append(body.Rows, q.auditRow(r))
+	}
+	return render(http.StatusOK, "audit", q.page("审计 "+body.Date, "audit", body)), nil
+}
+
+// ---- health
+
+type healthBody struct {
+	Items         []healthItem
+	RunCounts     []healthItem
+	RunError      string
+	RunStarted    string
+	OpenRefunds   []bookingRow
+	FailedRefunds []bookingRow
+	Drift         []booking.SlotDrift
+}
+
+func (c *Console) health(q *req) (*apigw.Response, error) {
+	h, err := q.d.Svc.Health(q.ctx)
+	if err != nil {
+		return nil, err
+	}
+	body := &healthBody{Items: healthItems(h, q.loc()), Drift: h.Drift}
+	if r := h.LastRun; r != nil {
+		body.RunCounts = summaryCounts(r.Summary)
+		body.RunError = r.Error
+		body.RunStarted = clock(r.StartedAt, q.loc()) + "，用时 " + r.FinishedAt.Sub(r.StartedAt).Round(time.Millisecond).String()
+	}
+	for _, b := range h.OpenRefunds {
+		body.OpenRefunds = append(body.OpenRefunds, q.row(b))
+	}
+	for _, b := range h.FailedRefunds {
+		body.FailedRefunds = append(body.FailedRefunds, q.row(b))
+	}
+	return render(http.StatusOK, "health", q.page("健康", "health", body)), nil
+}
+
+// summaryCounts lists the counts of a release run's summary: the known ones in
+// the order of summaryWords, any others after them by name.
+func summaryCounts(summary string) []healthItem {
+	var counts map[string]any
+	dec := json.NewDecoder(strings.NewReader(summary))
+	dec.UseNumber()
+	if err := dec.Decode(&counts); err != nil {
+		return nil
+	}
+	var out []healthItem
+	for _, w := range summaryWords {
+		if n, ok := counts[w.Key]; ok {
+			out = append(out, healthItem{Key: w.Key, Label: w.Word, Value: fmt.Sprint(n)})
+			delete(counts, w.Key)
+		}
+	}
+	rest := make([]string, 0, len(counts))
+	for k := range counts {
+		rest = append(rest, k)
+	}
+	sort.Strings(rest)
+	for _, k := range rest {
+		out = append(out, healthItem{Key: k, Label: k, Value: fmt.Sprint(counts[k])})
+	}
+	return out
+}

@@ -1,0 +1,237 @@
+package console
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"salon/shared/booking"
+	"salon/shared/service"
+)
+
+// The console's words and its tables: what each booking action is called and
+// does, what the schedule and the health page show. Each table is the one place
+// to add a row when the product learns something new (the no-show button, the
+// waitlist length, the notifications that fail): one line each.
+
+// bookingAction is one button on a booking. The service decides whether the
+// change is allowed; For only hides a button that could never succeed.
+type bookingAction struct {
+	Name    string           // the form's do=
+	Label   string           // the button
+	Confirm string           // asked before sending; %s is the booking (#id 10:00 …)
+	Done    string           // the outcome, after "预约 #id "
+	Danger  bool             // shown in red
+	For     []booking.Status // the statuses the button is shown for
+	Run     func(*service.Service, context.Context, int64) (*booking.Booking, error)
+}
+
+var bookingActions = []bookingAction{
+	{Name: "checkin", Label: "签到", Confirm: "确认 %s 已到店签到？", Done: "已签到", For: []booking.Status{booking.StatusConfirmed}, Run: (*service.Service).CheckIn},
+	{Name: "cancel", Label: "取消并退款", Confirm: "确认取消 %s？已付的定金将全额退回。", Done: "已取消（已付的定金全额退回，见退款状态）", Danger: true, For: []booking.Status{booking.StatusPending, booking.StatusConfirmed}, Run: (*service.Service).CancelBySalon},
+}
+
+func actionNamed(name string) (*bookingAction, bool) {
+	for i := range bookingActions {
+		if bookingActions[i].Name == name {
+			return &bookingActions[i], true
+		}
+	}
+	return nil, false
+}
+
+// statusWords names a booking's status for the salon; a status missing here is
+// shown by its code name.
+var statusWords = map[booking.Status]string{
+	booking.StatusPending:   "待付款",
+	booking.StatusConfirmed: "已确认",
+	booking.StatusCompleted: "已签到",
+	booking.StatusCancelled: "已取消",
+	booking.StatusExpired:   "已过期",
+}
+
+func statusWord(s booking.Status) string {
+	if w, ok := statusWords[s]; ok {
+		return w
+	}
+	return s.String()
+}
+
+func statusWordOf(code int) string {
+	if code < 0 {
+		return ""
+	}
+	return statusWord(booking.Status(code))
+}
+
+var refundWords = map[booking.RefundStatus]string{
+	booking.RefundPending:    "退款待发起",
+	booking.RefundProcessing: "退款处理中",
+	booking.RefundSucceeded:  "已退款",
+	booking.RefundFailed:     "退款失败",
+}
+
+func refundWord(r *booking.Refund) string {
+	if r == nil {
+		return ""
+	}
+	w, ok := refundWords[r.Status]
+	if !ok {
+		w = string(r.Status)
+	}
+	return w + " " + yuan(r.AmountFen)
+}
+
+// eventWords names audit events; an event missing here is shown by its name.
+var eventWords = map[string]string{
+	booking.EventReserve:     "预约",
+	booking.EventConfirm:     "付款确认",
+	booking.EventLatePayment: "逾期付款",
+	booking.EventCheckIn:     "签到",
+	booking.EventCancel:      "取消",
+	booking.EventRelease:     "超时释放",
+	booking.EventRefund:      "退款",
+	booking.EventRejected:    "通知被拒",
+	booking.EventDrift:       "计数不一致",
+	booking.EventSlotChange:  "时段调整",
+}
+
+func eventWord(e string) string {
+	if w, ok := eventWords[e]; ok {
+		return w + "（" + e + "）"
+	}
+	return e
+}
+
+var actorWords = map[string]string{
+	booking.ActorCustomer: "顾客",
+	booking.ActorSalon:    "店里",
+	booking.ActorTimer:    "定时任务",
+	booking.ActorWeChat:   "微信支付",
+	booking.ActorSystem:   "系统",
+}
+
+func actorWord(a string) string {
+	if w, ok := actorWords[a]; ok {
+		return w
+	}
+	return a
+}
+
+// errorWords say, for the salon, why a change did not happen. A code missing
+// here gets the product's general message for it.
+var errorWords = map[string]string{
+	booking.ENOTFOUND:     "没有找到，可能已被删除或编号有误",
+	booking.EINVALIDSTATE: "状态已经变了，不能这样操作；请看下面的最新状态",
+	booking.EUPSTREAM:     "微信支付暂时连不上，这次没有改动，请稍后再试",
+	booking.EBADREQUEST:   "填写的内容不正确",
+	booking.EINTERNAL:     "系统出错了，请刷新看看结果，稍后再试",
+	booking.ESOLDOUT:      "这个时段已经约满",
+}
+
+func errorWord(code string) string {
+	if w, ok := errorWords[code]; ok {
+		return w
+	}
+	if msg := booking.Errorf(code, "").Message; msg != "" {
+		return msg
+	}
+	return errorWords[booking.EINTERNAL]
+}
+
+// slotFact is one column of the week's schedule.
+type slotFact struct {
+	Label string
+	Value func(v *booking.SlotView) string
+}
+
+var slotFacts = []slotFact{
+	{"已约/容量", func(v *booking.SlotView) string { return fmt.Sprintf("%d/%d", v.Booked, v.Capacity) }},
+	{"定金", func(v *booking.SlotView) string { return yuan(v.PriceFen) }},
+	{"状态", slotStateWord},
+}
+
+func slotStateWord(v *booking.SlotView) string {
+	switch {
+	case !v.Open:
+		return "已关闭"
+	case v.Bookable:
+		return "可预约"
+	case v.Booked >= v.Capacity:
+		return "已约满"
+	}
+	return "不可预约"
+}
+
+// healthItem is one line of the health page.
+type healthItem struct {
+	Key   string // names the line for tests and scripts
+	Label string
+	Value string
+	Bad   bool   // shown in red
+	Note  string // a hint for the salon
+}
+
+func healthItems(h *service.Health, loc *time.Location) []healthItem {
+	items := []healthItem{lastRunItem(h, loc)}
+	backlog := healthItem{Key: "unshipped_audit", Label: "未上传的审计记录", Value: strconv.Itoa(h.UnshippedAudit)}
+	if !h.CLSConfigured {
+		backlog.Note = "未配置 CLS：审计记录只保存在数据库里"
+	} else if h.OldestUnshipped != nil && h.Now.Sub(*h.OldestUnshipped) > 5*time.Minute {
+		backlog.Bad = true
+		backlog.Note = "最早一条写于 " + clock(*h.OldestUnshipped, loc) + "，CLS 可能连不上"
+	}
+	items = append(items,
+		backlog,
+		healthItem{Key: "refunds_open", Label: "退款处理中", Value: strconv.Itoa(h.RefundsOpen), Note: "已发起、微信尚未确认完成"},
+		healthItem{Key: "refunds_failed", Label: "退款失败", Value: strconv.Itoa(h.RefundsFailed), Bad: h.RefundsFailed > 0, Note: "需要店里在微信支付商户平台处理"},
+		healthItem{Key: "reconciliation", Label: "对账（时段计数与预约）", Value: driftWord(h), Bad: len(h.Drift) > 0},
+	)
+	return items
+}
+
+func lastRunItem(h *service.Health, loc *time.Location) healthItem {
+	it := healthItem{Key: "last_release_run", Label: "最近一次释放任务"}
+	r := h.LastRun
+	switch {
+	case r == nil:
+		it.Value, it.Bad, it.Note = "还没有运行过", true, "定时任务每分钟运行一次"
+	case r.Error != "":
+		it.Value, it.Bad = clock(r.FinishedAt, loc)+" 失败", true
+	default:
+		it.Value = clock(r.FinishedAt, loc) + " 完成"
+		if h.Now.Sub(r.FinishedAt) > 5*time.Minute {
+			it.Bad, it.Note = true, "超过 5 分钟没有运行，请检查定时触发器"
+		}
+	}
+	return it
+}
+
+func driftWord(h *service.Health) string {
+	if len(h.Drift) == 0 {
+		return "一致"
+	}
+	return strconv.Itoa(len(h.Drift)) + " 个时段不一致"
+}
+
+// summaryWords names the counts of the release run's summary, in this order; a
+// count missing here is shown by its JSON name after these.
+var summaryWords = []struct{ Key, Word string }{
+	{"released", "释放超时未付"},
+	{"confirmed", "补确认付款"},
+	{"refunded", "发起退款"},
+	{"audited", "上传审计"},
+}
+
+func yuan(fen int64) string {
+	sign := ""
+	if fen < 0 {
+		sign, fen = "-", -fen
+	}
+	return fmt.Sprintf("%s¥%d.%02d", sign, fen/100, fen%100)
+}
+
+func clock(t time.Time, loc *time.Location) string { return t.In(loc).Format("01-02 15:04:05") }
+
+var weekdays = [...]string{"周日", "周一", "周二", "周三", "周四", "周五", "周六"}

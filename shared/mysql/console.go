@@ -1,0 +1,142 @@
+package mysql
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+
+	"salon/shared/booking"
+)
+
+// The reads and small writes of the salon console: the audit trail by day, the
+// health page's counts, the release run's own record and console sign-outs.
+
+// releaseRunKeep is how long release runs stay recorded; the console shows the last.
+const releaseRunKeep = "2 DAY"
+
+// RecordReleaseRun records a finished (or failed) release run and prunes the
+// records older than two days, so the table stays a few thousand rows.
+func (db *DB) RecordReleaseRun(ctx context.Context, r booking.ReleaseRun) error {
+	if len(r.Error) > 255 {
+		r.Error = r.Error[:255]
+	}
+	if _, err := db.db.ExecContext(ctx, `INSERT INTO t_release_run (started_at, finished_at, summary, error) VALUES (?, ?, ?, ?)`,
+		r.StartedAt.UTC(), r.FinishedAt.UTC(), r.Summary, r.Error); err != nil {
+		return err
+	}
+	_, err := db.db.ExecContext(ctx, `DELETE FROM t_release_run WHERE finished_at < UTC_TIMESTAMP(6) - INTERVAL `+releaseRunKeep)
+	return err
+}
+
+// LastReleaseRun returns the release run that finished last, or nil when none
+// has been recorded.
+func (db *DB) LastReleaseRun(ctx context.Context) (*booking.ReleaseRun, error) {
+	var r booking.ReleaseRun
+	err := db.db.QueryRowContext(ctx, `SELECT started_at, finished_at, summary, error FROM t_release_run
+		ORDER BY finished_at DESC, run_id DESC LIMIT 1`).Scan(&r.StartedAt, &r.FinishedAt, &r.Summary, &r.Error)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// ListAudit returns the audit records written in [from, to), newest first, at
+// most limit; event "" means every event.
+func (db *DB) ListAudit(ctx context.Context, from, to time.Time, event string, limit int) ([]booking.AuditRecord, error) {
+	if event == "" {
+		return db.listAudit(ctx, `WHERE created_at >= ? AND created_at < ? ORDER BY created_at DESC, audit_id DESC LIMIT ?`,
+			from.UTC(), to.UTC(), limit)
+	}
+	return db.listAudit(ctx, `WHERE created_at >= ? AND created_at < ? AND event = ? ORDER BY created_at DESC, audit_id DESC LIMIT ?`,
+		from.UTC(), to.UTC(), event, limit)
+}
+
+// AuditEvents returns the distinct events recorded in [from, to), by name: the
+// choices of the audit page's filter, so an event the product learns later
+// appears there without a list to keep up to date.
+func (db *DB) AuditEvents(ctx context.Context, from, to time.Time) ([]string, error) {
+	rows, err := db.db.QueryContext(ctx, `SELECT DISTINCT event FROM t_audit WHERE created_at >= ? AND created_at < ? ORDER BY event`,
+		from.UTC(), to.UTC())
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var e string
+		if err := rows.Scan(&e); err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+// UnshippedAuditBacklog counts the audit records CLS has not accepted yet and
+// says when the oldest of them was written (nil when there is none).
+func (db *DB) UnshippedAuditBacklog(ctx context.Context) (int, *time.Time, error) {
+	var n int
+	var oldest sql.NullTime
+	err := db.db.QueryRowContext(ctx, `SELECT COUNT(*), MIN(created_at) FROM t_audit WHERE shipped_at IS NULL`).Scan(&n, &oldest)
+	if err != nil || !oldest.Valid {
+		return n, nil, err
+	}
+	t := oldest.Time
+	return n, &t, nil
+}
+
+// CountRefunds counts bookings by the state of their refund.
+func (db *DB) CountRefunds(ctx context.Context) (map[booking.RefundStatus]int, error) {
+	rows, err := db.db.QueryContext(ctx, `SELECT refund_status, COUNT(*) FROM t_booking WHERE refund_status IS NOT NULL GROUP BY refund_status`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[booking.RefundStatus]int{}
+	for rows.Next() {
+		var s string
+		var n int
+		if err := rows.Scan(&s, &n); err != nil {
+			return nil, err
+		}
+		out[booking.RefundStatus(s)] = n
+	}
+	return out, rows.Err()
+}
+
+// ListRefunds returns up to limit bookings whose refund is in one of the given
+// states, oldest booking first.
+func (db *DB) ListRefunds(ctx context.Context, limit int, states ...booking.RefundStatus) ([]*booking.Booking, error) {
+	if len(states) == 0 {
+		return nil, nil
+	}
+	args := make([]any, 0, len(states)+1)
+	for _, s := range states {
+		args = append(args, string(s))
+	}
+	args = append(args, limit)
+	// The placeholders are generated from the count, never from input.
+	return db.listBookings(ctx, `WHERE b.refund_status IN (`+placeholders(len(states))+`) ORDER BY b.book_id LIMIT ?`, args...)
+}
+
+// EndConsoleSession records that a console session was signed out, until it
+// would have expired anyway, and forgets the sign-outs of sessions that have.
+func (db *DB) EndConsoleSession(ctx context.Context, sessionID string, expiresAt time.Time) error {
+	if _, err := db.db.ExecContext(ctx, `INSERT INTO t_console_signout (session_id, expires_at) VALUES (?, ?)
+		ON DUPLICATE KEY UPDATE expires_at = VALUES(expires_at)`, sessionID, expiresAt.UTC()); err != nil {
+		return err
+	}
+	_, err := db.db.ExecContext(ctx, `DELETE FROM t_console_signout WHERE expires_at < UTC_TIMESTAMP(6)`)
+	return err
+}
+
+// ConsoleSessionEnded reports whether a console session was signed out.
+func (db *DB) ConsoleSessionEnded(ctx context.Context, sessionID string) (bool, error) {
+	var n int
+	err := db.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM t_console_signout WHERE session_id = ?`, sessionID).Scan(&n)
+	return n > 0, err
+}

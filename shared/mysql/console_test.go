@@ -1,0 +1,140 @@
+package mysql_test
+
+import (
+	"testing"
+	"time"
+
+	"salon/shared/booking"
+	"salon/shared/mysql/mysqltest"
+)
+
+// The console's reads: the audit trail by day and event, newest first; the
+// release run's record; refunds by state; console sign-outs.
+
+func TestAuditTrailByDayAndEvent(t *testing.T) {
+	db := mysqltest.New(t)
+	slot := mysqltest.AddSlot(t, db, 3*time.Hour, 3, 0)
+	var ids []int64
+	for _, who := range []string{"oA", "oB"} {
+		b, _, err := db.Reserve(ctx, booking.ReserveRequest{OpenID: who, SlotID: slot})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, b.ID)
+	}
+	if _, err := db.ChangeStatus(ctx, booking.Change{BookingID: ids[0], From: booking.StatusConfirmed, To: booking.StatusCompleted,
+		Event: booking.EventCheckIn, Actor: booking.ActorSalon}); err != nil {
+		t.Fatal(err)
+	}
+	now, _ := db.Now(ctx)
+	from, to := now.Add(-time.Hour), now.Add(time.Hour)
+
+	all, err := db.ListAudit(ctx, from, to, "", 100)
+	if err != nil || len(all) != 3 {
+		t.Fatalf("all: %d %v", len(all), err)
+	}
+	for i := 1; i < len(all); i++ {
+		if all[i].ID > all[i-1].ID {
+			t.Fatalf("not newest first: %d after %d", all[i].ID, all[i-1].ID)
+		}
+	}
+	if all[0].Event != booking.EventCheckIn {
+		t.Fatalf("newest is %s", all[0].Event)
+	}
+	reserves, err := db.ListAudit(ctx, from, to, booking.EventReserve, 100)
+	if err != nil || len(reserves) != 2 {
+		t.Fatalf("reserves: %d %v", len(reserves), err)
+	}
+	if limited, _ := db.ListAudit(ctx, from, to, "", 2); len(limited) != 2 || limited[0].ID != all[0].ID {
+		t.Fatalf("limit 2: %+v", limited)
+	}
+	if other, _ := db.ListAudit(ctx, now.Add(-48*time.Hour), now.Add(-24*time.Hour), "", 100); len(other) != 0 {
+		t.Fatalf("another day: %d records", len(other))
+	}
+	events, err := db.AuditEvents(ctx, from, to)
+	if err != nil || len(events) != 2 || events[0] != booking.EventCheckIn || events[1] != booking.EventReserve {
+		t.Fatalf("events %v %v", events, err)
+	}
+	n, oldest, err := db.UnshippedAuditBacklog(ctx)
+	if err != nil || n != 3 || oldest == nil {
+		t.Fatalf("backlog %d %v %v", n, oldest, err)
+	}
+	if err := db.MarkShipped(ctx, []int64{all[0].ID, all[1].ID, all[2].ID}); err != nil {
+		t.Fatal(err)
+	}
+	if n, oldest, err := db.UnshippedAuditBacklog(ctx); err != nil || n != 0 || oldest != nil {
+		t.Fatalf("backlog after shipping %d %v %v", n, oldest, err)
+	}
+}
+
+func TestReleaseRunRecord(t *testing.T) {
+	db := mysqltest.New(t)
+	if r, err := db.LastReleaseRun(ctx); err != nil || r != nil {
+		t.Fatalf("none yet: %+v %v", r, err)
+	}
+	now, _ := db.Now(ctx)
+	old := booking.ReleaseRun{StartedAt: now.Add(-72 * time.Hour), FinishedAt: now.Add(-72 * time.Hour), Summary: `{"released":9}`}
+	last := booking.ReleaseRun{StartedAt: now.Add(-2 * time.Second), FinishedAt: now, Summary: `{"released":1,"audited":4}`, Error: "boom"}
+	for _, r := range []booking.ReleaseRun{old, last} {
+		if err := db.RecordReleaseRun(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := db.LastReleaseRun(ctx)
+	if err != nil || r.Summary != last.Summary || r.Error != "boom" || !r.FinishedAt.Equal(now.Truncate(time.Microsecond)) {
+		t.Fatalf("last run %+v %v", r, err)
+	}
+	if n := countRows(t, db, "t_release_run"); n != 1 {
+		t.Fatalf("%d runs kept: the one of three days ago should be pruned", n)
+	}
+}
+
+func TestRefundsByState(t *testing.T) {
+	db := mysqltest.New(t)
+	slot := mysqltest.AddSlot(t, db, 3*time.Hour, 5, 0)
+	states := []booking.RefundStatus{booking.RefundPending, booking.RefundProcessing, booking.RefundFailed, booking.RefundFailed, booking.RefundSucceeded}
+	for i, st := range states {
+		b, _, err := db.Reserve(ctx, booking.ReserveRequest{OpenID: "o" + string(rune('a'+i)), SlotID: slot})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.SQL().Exec(`UPDATE t_booking SET refund_status = ?, refund_fen = 100 WHERE book_id = ?`, string(st), b.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	counts, err := db.CountRefunds(ctx)
+	if err != nil || counts[booking.RefundPending] != 1 || counts[booking.RefundProcessing] != 1 || counts[booking.RefundFailed] != 2 || counts[booking.RefundSucceeded] != 1 {
+		t.Fatalf("counts %v %v", counts, err)
+	}
+	failed, err := db.ListRefunds(ctx, 10, booking.RefundFailed)
+	if err != nil || len(failed) != 2 || failed[0].Refund.Status != booking.RefundFailed || failed[0].ID > failed[1].ID {
+		t.Fatalf("failed %+v %v", failed, err)
+	}
+	if open, _ := db.ListRefunds(ctx, 1, booking.RefundPending, booking.RefundProcessing); len(open) != 1 {
+		t.Fatalf("limit 1: %d", len(open))
+	}
+}
+
+func TestConsoleSignOut(t *testing.T) {
+	db := mysqltest.New(t)
+	now, _ := db.Now(ctx)
+	if ended, err := db.ConsoleSessionEnded(ctx, "sid-1"); err != nil || ended {
+		t.Fatalf("before sign-out: %v %v", ended, err)
+	}
+	if err := db.EndConsoleSession(ctx, "sid-old", now.Add(-time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.EndConsoleSession(ctx, "sid-1", now.Add(12*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.EndConsoleSession(ctx, "sid-1", now.Add(12*time.Hour)); err != nil {
+		t.Fatalf("signing out twice: %v", err)
+	}
+	if ended, err := db.ConsoleSessionEnded(ctx, "sid-1"); err != nil || !ended {
+		t.Fatalf("after sign-out: %v %v", ended, err)
+	}
+	// A sign-out past its session's expiry is forgotten: the cookie is dead anyway.
+	if ended, _ := db.ConsoleSessionEnded(ctx, "sid-old"); ended {
+		t.Fatal("an expired sign-out was kept")
+	}
+}

@@ -1,0 +1,123 @@
+package service
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"salon/shared/booking"
+)
+
+// The salon console's reads. The console's changes (check-in, cancel, the
+// schedule, slot changes) are the same service calls the JSON admin API makes;
+// these only read, so that the console needs no second door to the store.
+
+// healthListLimit bounds the refunds the health page lists by number.
+const healthListLimit = 20
+
+// BookingWithHistory returns one booking, for the salon, with its whole audit
+// trail, oldest first.
+func (s *Service) BookingWithHistory(ctx context.Context, id int64) (*booking.Booking, []booking.AuditRecord, error) {
+	b, err := s.Store.FindBooking(ctx, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	trail, err := s.Store.BookingAudit(ctx, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	return b, trail, nil
+}
+
+// AuditTrail returns the audit records written in [from, to), newest first, at
+// most limit; event "" means all of them. It also answers which events occur in
+// that period, for the filter.
+func (s *Service) AuditTrail(ctx context.Context, from, to time.Time, event string, limit int) ([]booking.AuditRecord, []string, error) {
+	recs, err := s.Store.ListAudit(ctx, from, to, event, limit)
+	if err != nil {
+		return nil, nil, err
+	}
+	events, err := s.Store.AuditEvents(ctx, from, to)
+	if err != nil {
+		return nil, nil, err
+	}
+	return recs, events, nil
+}
+
+// Health is what the salon console's health page shows: is the timer running,
+// does the audit trail reach CLS, is money stuck, do the seat counters agree.
+type Health struct {
+	Now             time.Time           // the database's clock
+	LastRun         *booking.ReleaseRun // nil: no release run recorded yet
+	UnshippedAudit  int
+	OldestUnshipped *time.Time
+	CLSConfigured   bool
+	RefundsOpen     int                // requested or not yet accepted by WeChat (pending, processing)
+	RefundsFailed   int                // WeChat closed them or they went abnormal: the salon must act
+	OpenRefunds     []*booking.Booking // up to 20 of RefundsOpen, oldest first
+	FailedRefunds   []*booking.Booking // up to 20 of RefundsFailed
+	Drift           []booking.SlotDrift
+}
+
+// Health gathers the health page. Reconciliation runs live, so the page shows
+// the counters as they are now, not as the last release run found them.
+func (s *Service) Health(ctx context.Context) (*Health, error) {
+	h := &Health{CLSConfigured: s.Shipper != nil}
+	var err error
+	if h.Now, err = s.Store.Now(ctx); err != nil {
+		return nil, err
+	}
+	if h.LastRun, err = s.Store.LastReleaseRun(ctx); err != nil {
+		return nil, err
+	}
+	if h.UnshippedAudit, h.OldestUnshipped, err = s.Store.UnshippedAuditBacklog(ctx); err != nil {
+		return nil, err
+	}
+	counts, err := s.Store.CountRefunds(ctx)
+	if err != nil {
+		return nil, err
+	}
+	h.RefundsOpen = counts[booking.RefundPending] + counts[booking.RefundProcessing]
+	h.RefundsFailed = counts[booking.RefundFailed]
+	if h.OpenRefunds, err = s.Store.ListRefunds(ctx, healthListLimit, booking.RefundPending, booking.RefundProcessing); err != nil {
+		return nil, err
+	}
+	if h.FailedRefunds, err = s.Store.ListRefunds(ctx, healthListLimit, booking.RefundFailed); err != nil {
+		return nil, err
+	}
+	if h.Drift, err = s.Store.FindDrift(ctx); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+// recordRun writes the release run's summary for the console. It runs after the
+// run, outside its (possibly spent) budget, and a failure to record is only
+// logged: the run's work is done either way.
+func (s *Service) recordRun(ctx context.Context, started time.Time, sum Summary, runErr error) {
+	body, err := json.Marshal(sum)
+	if err != nil {
+		s.logger(ctx).Error("release run summary", "err", err.Error())
+		return
+	}
+	r := booking.ReleaseRun{StartedAt: started, FinishedAt: time.Now(), Summary: string(body)}
+	if runErr != nil {
+		r.Error = runErr.Error()
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	defer cancel()
+	if err := s.Store.RecordReleaseRun(rctx, r); err != nil {
+		s.logger(ctx).Warn("recording the release run for the console failed", "err", err.Error())
+	}
+}
+
+// EndConsoleSession records a console sign-out, so the session's cookie is
+// refused from now on even where a copy of it survives.
+func (s *Service) EndConsoleSession(ctx context.Context, sessionID string, expiresAt time.Time) error {
+	return s.Store.EndConsoleSession(ctx, sessionID, expiresAt)
+}
+
+// ConsoleSessionEnded reports whether a console session was signed out.
+func (s *Service) ConsoleSessionEnded(ctx context.Context, sessionID string) (bool, error) {
+	return s.Store.ConsoleSessionEnded(ctx, sessionID)
+}
