@@ -155,6 +155,9 @@ func TestPathRulesSendEveryRouteToItsFunction(t *testing.T) {
 		"/bookings": "reserve", "/bookings/mine": "reserve", "/bookings/*/pay": "reserve", "/bookings/*/cancel": "cancel",
 		"/pay/notify": "paynotify", "/pay/refund-notify": "paynotify",
 		"/admin/slots": "admin", "/admin/slots/*": "admin", "/admin/bookings": "admin", "/admin/bookings/*": "admin",
+		// The salon console.
+		"/admin": "admin", "/admin/": "admin", "/admin/static/*": "admin", "/admin/login": "admin", "/admin/logout": "admin",
+		"/admin/week": "admin", "/admin/booking": "admin", "/admin/audit": "admin", "/admin/health": "admin",
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("rules\n got %v\nwant %v", got, want)
@@ -221,7 +224,7 @@ func TestCustomDomainCreatedThenLeftAlone(t *testing.T) {
 		t.Fatalf("domain %v", d)
 	}
 	eps := d["EndpointsConfig"].([]any)
-	if len(eps) != len(res.Rules) || len(eps) != 15 {
+	if len(eps) != len(res.Rules) || len(eps) != 24 {
 		t.Fatalf("%d endpoints, %d rules", len(eps), len(res.Rules))
 	}
 	for _, e := range eps {

@@ -73,14 +73,15 @@ func (s *system) loadState() (map[int64]*dbBooking, []dbAudit, error) {
 // transitions are the status changes of the state table in shared/README.md
 // ("States"), by audit event.
 var transitions = map[string][][2]int{
-	booking.EventReserve:     {{-1, 0}, {-1, 1}},
-	booking.EventConfirm:     {{0, 1}},
-	booking.EventLatePayment: {{4, 1}},
-	booking.EventCheckIn:     {{1, 2}, {5, 2}},
-	booking.EventCancel:      {{0, 3}, {1, 3}},
-	booking.EventLateCancel:  {{1, 3}},
-	booking.EventRelease:     {{0, 4}},
-	booking.EventNoShow:      {{1, 5}},
+	booking.EventReserve:       {{-1, 0}, {-1, 1}},
+	booking.EventWaitlistOffer: {{-1, 0}, {-1, 1}},
+	booking.EventConfirm:       {{0, 1}},
+	booking.EventLatePayment:   {{4, 1}},
+	booking.EventCheckIn:       {{1, 2}, {5, 2}},
+	booking.EventCancel:        {{0, 3}, {1, 3}},
+	booking.EventLateCancel:    {{1, 3}},
+	booking.EventRelease:       {{0, 4}},
+	booking.EventNoShow:        {{1, 5}},
 }
 
 // check compares the database, WeChat Pay's books and the audit trail with the

@@ -50,6 +50,8 @@ var weights = []struct {
 	{"capacity", 3, false},
 	{"checkin", 4, false},
 	{"noshow", 2, false},    // the salon marks a confirmed booking as a no-show
+	{"wait", 4, false},      // join a slot's waitlist (409 SEATS_AVAILABLE when it has a seat)
+	{"leave", 1, false},     // leave a slot's waitlist
 	{"slot-soon", 1, false}, // a slot's start comes within the free-cancel window
 	{"slot-over", 1, false}, // a slot's appointment is over (no-shows fall due)
 	{"release", 6, false},
@@ -340,6 +342,14 @@ func (m *model) do(o op) {
 		}
 		a := s.call("POST", "/admin/bookings/"+itoa(b)+"/"+verb, adminToken, nil)
 		m.expect(o.kind, a, "200", "409 INVALID_STATE")
+	case "wait":
+		sl := m.slots[o.slot]
+		a := s.call("POST", "/slots/"+itoa(sl.id)+"/waitlist", c.token, nil)
+		m.expect("wait", a, "201", "409 SEATS_AVAILABLE", "409 WAITLIST_LIMIT", "422 SLOT_NOT_BOOKABLE")
+	case "leave":
+		sl := m.slots[o.slot]
+		a := s.call("DELETE", "/slots/"+itoa(sl.id)+"/waitlist", c.token, nil)
+		m.expect("leave", a, "204")
 	case "noshow":
 		want := []string{"confirmed"}
 		if r.IntN(4) == 0 {

@@ -154,5 +154,12 @@ func (m *model) outcome() string {
 	if m.s.store.SQL().QueryRow(`SELECT COUNT(*) FROM t_audit`).Scan(&audits) == nil {
 		c["audit-records"] = audits
 	}
+	// The decisions the policy and the waitlist made, by audit event.
+	for _, ev := range []string{booking.EventWaitlistOffer, booking.EventLateCancel, booking.EventNoShow} {
+		var n int
+		if m.s.store.SQL().QueryRow(`SELECT COUNT(*) FROM t_audit WHERE event = ?`, ev).Scan(&n) == nil && n > 0 {
+			c["audit-"+ev] = n
+		}
+	}
 	return summary(c)
 }

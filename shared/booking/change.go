@@ -77,6 +77,7 @@ func (u SlotUpdate) Validate() error {
 type SlotView struct {
 	Slot
 	Bookable bool
+	Waiting  int // customers in its waitlist
 }
 
 // SlotDrift is a slot whose booked counter disagrees with the bookings that hold

@@ -368,6 +368,39 @@ func TestConsoleInABrowser(t *testing.T) {
 		t.Fatalf("a refused change says %q", msg)
 	}
 
+	// No-show at the door: refused in words before the slot starts; once it has
+	// started the page marks it (the seat and the deposit stay), and a late
+	// check-in still takes it to completed.
+	late := s.slot(3*time.Hour, 2, 5000)
+	frank, _ := s.reserve("oFrank-006", late)
+	s.payFor(frank)
+	lateDay := s.day(late)
+	if st := b.open("?date=" + lateDay); st != http.StatusOK {
+		t.Fatalf("today: %d", st)
+	}
+	if st := b.submit(fmt.Sprintf("#bk-%d button.noshow", frank)); st != http.StatusOK {
+		t.Fatalf("early no-show: %d", st)
+	}
+	if msg := b.text("#flash.bad"); !strings.Contains(msg, fmt.Sprintf("预约 #%d 未到店没有成功", frank)) || s.status(frank) != "confirmed" {
+		t.Fatalf("a no-show before the start says %q, booking %s", msg, s.status(frank))
+	}
+	mysqltest.SlotStarts(t, s.store, late, 10*time.Minute)
+	if st := b.open("?date=" + s.day(late)); st != http.StatusOK {
+		t.Fatalf("today: %d", st)
+	}
+	if st := b.submit(fmt.Sprintf("#bk-%d button.noshow", frank)); st != http.StatusOK {
+		t.Fatalf("no-show: %d", st)
+	}
+	if got := s.status(frank); got != "no_show" || b.attr(fmt.Sprintf("#bk-%d", frank), "data-status") != "no_show" || s.slotBooked(late) != 1 {
+		t.Fatalf("after no-show: %s, page %q, booked %d", got, b.attr(fmt.Sprintf("#bk-%d", frank), "data-status"), s.slotBooked(late))
+	}
+	if st := b.submit(fmt.Sprintf("#bk-%d button.checkin", frank)); st != http.StatusOK || s.status(frank) != "completed" {
+		t.Fatalf("late check-in: %d, %s", st, s.status(frank))
+	}
+	if ev := s.auditEvents(frank); countEvent(ev, booking.EventNoShow) != 1 || ev[len(ev)-1] != booking.EventCheckIn {
+		t.Fatalf("audit after no-show and late check-in: %v", ev)
+	}
+
 	// The week: create a week of slots with the schedule form.
 	start := time.Now().In(loc).AddDate(0, 0, 30)
 	from, to := start.Format(time.DateOnly), start.AddDate(0, 0, 6).Format(time.DateOnly)
@@ -466,7 +499,8 @@ func TestConsoleInABrowser(t *testing.T) {
 	}
 	b.shot("audit")
 	b.open("audit?date=" + today + "&event=" + booking.EventCheckIn)
-	if b.count("#trail tbody tr[data-audit-id]") != 1 || b.attr("#trail tbody tr", "data-event") != booking.EventCheckIn {
+	// Carol's check-in and Frank's late one.
+	if b.count("#trail tbody tr[data-audit-id]") != 2 || b.attr("#trail tbody tr", "data-event") != booking.EventCheckIn {
 		t.Fatalf("audit filtered by checkin shows %d rows", b.count("#trail tbody tr[data-audit-id]"))
 	}
 

@@ -124,3 +124,12 @@ func (db *DB) NotificationCounts(ctx context.Context) (map[booking.NotificationS
 	}
 	return out, rows.Err()
 }
+
+// CountRetryingNotifications counts pending notifications that failed at least
+// once: the ones WeChat keeps refusing right now.
+func (db *DB) CountRetryingNotifications(ctx context.Context) (int, error) {
+	var n int
+	err := db.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM t_notification WHERE status = ? AND attempts > 0`,
+		booking.NotificationPending).Scan(&n)
+	return n, err
+}

@@ -57,6 +57,10 @@ type Health struct {
 	OpenRefunds     []*booking.Booking // up to 20 of RefundsOpen, oldest first
 	FailedRefunds   []*booking.Booking // up to 20 of RefundsFailed
 	Drift           []booking.SlotDrift
+	// Notifications: failing ones are still retried (or gave up after 24 hours);
+	// refused ones met a customer without a subscription.
+	NotificationsFailing, NotificationsFailed, NotificationsRefused int
+	MessagesConfigured                                              bool
 }
 
 // Health gathers the health page. Reconciliation runs live, so the page shows
@@ -88,6 +92,15 @@ func (s *Service) Health(ctx context.Context) (*Health, error) {
 	if h.Drift, err = s.Store.FindDrift(ctx); err != nil {
 		return nil, err
 	}
+	if h.NotificationsFailing, err = s.Store.CountRetryingNotifications(ctx); err != nil {
+		return nil, err
+	}
+	nc, err := s.Store.NotificationCounts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	h.NotificationsFailed, h.NotificationsRefused = nc[booking.NotificationFailed], nc[booking.NotificationRefused]
+	h.MessagesConfigured = s.Messages != nil
 	return h, nil
 }
 

@@ -370,7 +370,22 @@ func (s *Service) Ping(ctx context.Context) error { return s.Store.Ping(ctx) }
 // Schedule returns the slots starting in [from, to), each with whether it can be
 // booked now.
 func (s *Service) Schedule(ctx context.Context, from, to time.Time) ([]booking.SlotView, error) {
-	return s.Store.ListSlots(ctx, from, to)
+	vs, err := s.Store.ListSlots(ctx, from, to)
+	if err != nil || len(vs) == 0 {
+		return vs, err
+	}
+	ids := make([]int64, len(vs))
+	for i := range vs {
+		ids[i] = vs[i].ID
+	}
+	waiting, err := s.Store.WaitlistLengths(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	for i := range vs {
+		vs[i].Waiting = waiting[vs[i].ID]
+	}
+	return vs, nil
 }
 
 // CustomerBookings returns the customer's bookings, finished ones too, newest

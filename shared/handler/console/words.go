@@ -28,7 +28,8 @@ type bookingAction struct {
 }
 
 var bookingActions = []bookingAction{
-	{Name: "checkin", Label: "签到", Confirm: "确认 %s 已到店签到？", Done: "已签到", For: []booking.Status{booking.StatusConfirmed}, Run: (*service.Service).CheckIn},
+	{Name: "checkin", Label: "签到", Confirm: "确认 %s 已到店签到？", Done: "已签到", For: []booking.Status{booking.StatusConfirmed, booking.StatusNoShow}, Run: (*service.Service).CheckIn},
+	{Name: "noshow", Label: "未到店", Confirm: "确认 %s 没有来？定金不退，时段开始后才能标记。", Done: "已标记为未到店（定金不退）", For: []booking.Status{booking.StatusConfirmed}, Run: (*service.Service).MarkNoShow},
 	{Name: "cancel", Label: "取消并退款", Confirm: "确认取消 %s？已付的定金将全额退回。", Done: "已取消（已付的定金全额退回，见退款状态）", Danger: true, For: []booking.Status{booking.StatusPending, booking.StatusConfirmed}, Run: (*service.Service).CancelBySalon},
 }
 
@@ -49,6 +50,7 @@ var statusWords = map[booking.Status]string{
 	booking.StatusCompleted: "已签到",
 	booking.StatusCancelled: "已取消",
 	booking.StatusExpired:   "已过期",
+	booking.StatusNoShow:    "未到店",
 }
 
 func statusWord(s booking.Status) string {
@@ -85,16 +87,19 @@ func refundWord(r *booking.Refund) string {
 
 // eventWords names audit events; an event missing here is shown by its name.
 var eventWords = map[string]string{
-	booking.EventReserve:     "预约",
-	booking.EventConfirm:     "付款确认",
-	booking.EventLatePayment: "逾期付款",
-	booking.EventCheckIn:     "签到",
-	booking.EventCancel:      "取消",
-	booking.EventRelease:     "超时释放",
-	booking.EventRefund:      "退款",
-	booking.EventRejected:    "通知被拒",
-	booking.EventDrift:       "计数不一致",
-	booking.EventSlotChange:  "时段调整",
+	booking.EventReserve:       "预约",
+	booking.EventConfirm:       "付款确认",
+	booking.EventLatePayment:   "逾期付款",
+	booking.EventCheckIn:       "签到",
+	booking.EventCancel:        "取消",
+	booking.EventRelease:       "超时释放",
+	booking.EventRefund:        "退款",
+	booking.EventRejected:      "通知被拒",
+	booking.EventDrift:         "计数不一致",
+	booking.EventSlotChange:    "时段调整",
+	booking.EventNoShow:        "未到店",
+	booking.EventLateCancel:    "临近取消（定金不退）",
+	booking.EventWaitlistOffer: "候补递补",
 }
 
 func eventWord(e string) string {
@@ -150,6 +155,7 @@ var slotFacts = []slotFact{
 	{"已约/容量", func(v *booking.SlotView) string { return fmt.Sprintf("%d/%d", v.Booked, v.Capacity) }},
 	{"定金", func(v *booking.SlotView) string { return yuan(v.PriceFen) }},
 	{"状态", slotStateWord},
+	{"候补", func(v *booking.SlotView) string { return strconv.Itoa(v.Waiting) }},
 }
 
 func slotStateWord(v *booking.SlotView) string {
@@ -187,8 +193,20 @@ func healthItems(h *service.Health, loc *time.Location) []healthItem {
 		healthItem{Key: "refunds_open", Label: "退款处理中", Value: strconv.Itoa(h.RefundsOpen), Note: "已发起、微信尚未确认完成"},
 		healthItem{Key: "refunds_failed", Label: "退款失败", Value: strconv.Itoa(h.RefundsFailed), Bad: h.RefundsFailed > 0, Note: "需要店里在微信支付商户平台处理"},
 		healthItem{Key: "reconciliation", Label: "对账（时段计数与预约）", Value: driftWord(h), Bad: len(h.Drift) > 0},
+		notificationItem(h),
 	)
 	return items
+}
+
+func notificationItem(h *service.Health) healthItem {
+	it := healthItem{Key: "notifications_failing", Label: "发送失败的通知",
+		Value: strconv.Itoa(h.NotificationsFailing + h.NotificationsFailed),
+		Bad:   h.NotificationsFailing+h.NotificationsFailed > 0,
+		Note:  fmt.Sprintf("重试中 %d，24 小时后放弃 %d；顾客未订阅 %d", h.NotificationsFailing, h.NotificationsFailed, h.NotificationsRefused)}
+	if !h.MessagesConfigured {
+		it.Note = "未配置微信小程序（WX_APPID）：通知只保存在数据库里"
+	}
+	return it
 }
 
 func lastRunItem(h *service.Health, loc *time.Location) healthItem {
@@ -222,6 +240,9 @@ var summaryWords = []struct{ Key, Word string }{
 	{"confirmed", "补确认付款"},
 	{"refunded", "发起退款"},
 	{"audited", "上传审计"},
+	{"noShows", "标记未到店"},
+	{"refundsSettled", "查询结清退款"},
+	{"notified", "发送通知"},
 }
 
 func yuan(fen int64) string {
