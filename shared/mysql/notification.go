@@ -40,30 +40,11 @@ func (db *DB) EnqueueReminders(ctx context.Context, remindBefore time.Duration) 
 // The lease keeps an overlapping sender away; one that dies leaves them due
 // again when it ends.
 func (db *DB) ClaimDueNotifications(ctx context.Context, lease time.Duration, limit int) ([]booking.Notification, error) {
-	tx, err := db.beginReadCommitted(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer tx.Rollback()
-	rows, err := tx.QueryContext(ctx, `SELECT notification_id FROM t_notification
-		WHERE status = ? AND next_at <= UTC_TIMESTAMP(6) ORDER BY next_at, notification_id LIMIT ? FOR UPDATE SKIP LOCKED`,
-		booking.NotificationPending, limit)
-	if err != nil {
-		return nil, err
-	}
-	ids, err := scanIDs(rows)
+	ids, err := claimDueNotifications.run(ctx, db, lease, booking.NotificationPending, limit)
 	if err != nil || len(ids) == 0 {
 		return nil, err
 	}
-	args := append([]any{lease.Microseconds()}, ids...)
-	if _, err := tx.ExecContext(ctx, `UPDATE t_notification SET next_at = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND
-		WHERE notification_id IN (`+placeholders(len(ids))+`)`, args...); err != nil {
-		return nil, err
-	}
-	if err := tx.Commit(); err != nil {
-		return nil, err
-	}
-	rows, err = db.db.QueryContext(ctx, `SELECT n.notification_id, n.book_id, n.kind, n.openid, n.attempts, n.created_at,
+	rows, err := db.db.QueryContext(ctx, `SELECT n.notification_id, n.book_id, n.kind, n.openid, n.attempts, n.created_at,
 		s.start_at, s.end_at, b.amount_fen
 		FROM t_notification n JOIN t_booking b ON b.book_id = n.book_id JOIN t_slot s ON s.slot_id = b.slot_id
 		WHERE n.notification_id IN (`+placeholders(len(ids))+`) ORDER BY n.next_at, n.notification_id`, ids...)

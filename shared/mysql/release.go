@@ -15,28 +15,8 @@ import (
 // one talks to WeChat, without holding a lock across those calls. A run that dies
 // loses its lease when it ends, and the row is claimed again.
 func (db *DB) ClaimExpired(ctx context.Context, limit int, lease time.Duration) ([]*booking.Booking, error) {
-	tx, err := db.beginReadCommitted(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer tx.Rollback()
-	rows, err := tx.QueryContext(ctx, `
-		SELECT book_id FROM t_booking
-		WHERE status = ? AND lock_expire <= UTC_TIMESTAMP(6) AND claim_until <= UTC_TIMESTAMP(6)
-		ORDER BY lock_expire LIMIT ? FOR UPDATE SKIP LOCKED`, booking.StatusPending, limit)
-	if err != nil {
-		return nil, err
-	}
-	ids, err := scanIDs(rows)
+	ids, err := claimExpiredHolds.run(ctx, db, lease, booking.StatusPending, limit)
 	if err != nil || len(ids) == 0 {
-		return nil, err
-	}
-	args := append([]any{lease.Microseconds()}, ids...)
-	if _, err := tx.ExecContext(ctx, `UPDATE t_booking SET claim_until = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND
-		WHERE book_id IN (`+placeholders(len(ids))+`)`, args...); err != nil {
-		return nil, err
-	}
-	if err := tx.Commit(); err != nil {
 		return nil, err
 	}
 	return db.listBookings(ctx, `WHERE b.book_id IN (`+placeholders(len(ids))+`) ORDER BY b.lock_expire`, ids...)
@@ -119,30 +99,8 @@ func (db *DB) SetRefundState(ctx context.Context, id int64, to booking.RefundSta
 // never holds them up. The lease (refund_next_at moved forward) keeps an
 // overlapping run away; a run that dies leaves the refund due again after it.
 func (db *DB) ClaimDueRefunds(ctx context.Context, queryAfter, lease time.Duration, limit int) ([]*booking.Booking, error) {
-	tx, err := db.beginReadCommitted(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer tx.Rollback()
-	rows, err := tx.QueryContext(ctx, `
-		SELECT book_id FROM t_booking
-		WHERE (refund_status = ? OR (refund_status = ? AND refund_requested_at <= UTC_TIMESTAMP(6) - INTERVAL ? MICROSECOND))
-		  AND refund_next_at <= UTC_TIMESTAMP(6)
-		ORDER BY refund_next_at, book_id LIMIT ? FOR UPDATE SKIP LOCKED`,
-		booking.RefundPending, booking.RefundProcessing, queryAfter.Microseconds(), limit)
-	if err != nil {
-		return nil, err
-	}
-	ids, err := scanIDs(rows)
+	ids, err := claimDueRefunds.run(ctx, db, lease, booking.RefundPending, booking.RefundProcessing, queryAfter.Microseconds(), limit)
 	if err != nil || len(ids) == 0 {
-		return nil, err
-	}
-	args := append([]any{lease.Microseconds()}, ids...)
-	if _, err := tx.ExecContext(ctx, `UPDATE t_booking SET refund_next_at = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND
-		WHERE book_id IN (`+placeholders(len(ids))+`)`, args...); err != nil {
-		return nil, err
-	}
-	if err := tx.Commit(); err != nil {
 		return nil, err
 	}
 	return db.listBookings(ctx, `WHERE b.book_id IN (`+placeholders(len(ids))+`) ORDER BY b.refund_next_at, b.book_id`, ids...)
