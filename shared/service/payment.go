@@ -23,15 +23,9 @@ const (
 // for transient failures (WeChat then retries); a notification that can never
 // match is audited, logged as an error and answered as handled.
 func (s *Service) HandlePayment(ctx context.Context, p *wechatpay.Payment) (Outcome, error) {
-	log := s.logger(ctx)
-	id, ok := booking.ParseOutTradeNo(p.OutTradeNo)
-	var b *booking.Booking
-	var err error
-	if ok {
-		b, err = s.Store.FindBooking(ctx, id)
-		if err != nil && !booking.IsCode(err, booking.ENOTFOUND) {
-			return "", err
-		}
+	b, err := s.bookingOfOrder(ctx, p.OutTradeNo)
+	if err != nil {
+		return "", err
 	}
 	why := ""
 	switch {
@@ -48,15 +42,9 @@ func (s *Service) HandlePayment(ctx context.Context, p *wechatpay.Payment) (Outc
 		why = s.mismatch(b, &p.OrderState)
 	}
 	if why != "" {
-		rec := booking.AuditRecord{Event: booking.EventRejected, FromStatus: -1, ToStatus: -1, Actor: booking.ActorWeChat,
-			Reason: "payment notification " + p.EventID + ": " + why}
-		if b != nil {
-			rec.BookingID, rec.SlotID = b.ID, b.SlotID
-		}
-		if err := s.Store.RecordAudit(ctx, rec); err != nil {
+		if err := s.rejectNotification(ctx, b, "payment notification", p.EventID, why, "transaction_id", p.TransactionID); err != nil {
 			return "", err
 		}
-		log.Error("payment notification rejected", "booking_id", rec.BookingID, "reason", why, "transaction_id", p.TransactionID)
 		return OutcomeRejected, nil
 	}
 	out, err := s.settle(ctx, b, paymentOf(&p.OrderState))
@@ -241,13 +229,9 @@ func (s *Service) queryRefund(ctx context.Context, b *booking.Booking) (settled 
 
 // HandleRefund records a verified refund notification's final state.
 func (s *Service) HandleRefund(ctx context.Context, n *wechatpay.RefundNotice) error {
-	id, ok := booking.ParseOutTradeNo(n.OutTradeNo)
-	var b *booking.Booking
-	if ok {
-		var err error
-		if b, err = s.Store.FindBooking(ctx, id); err != nil && !booking.IsCode(err, booking.ENOTFOUND) {
-			return err
-		}
+	b, err := s.bookingOfOrder(ctx, n.OutTradeNo)
+	if err != nil {
+		return err
 	}
 	why := ""
 	switch {
@@ -261,19 +245,40 @@ func (s *Service) HandleRefund(ctx context.Context, n *wechatpay.RefundNotice) e
 		why = fmt.Sprintf("refund amount %d, recorded %d", n.RefundFen, b.Refund.AmountFen)
 	}
 	if why != "" {
-		rec := booking.AuditRecord{Event: booking.EventRejected, FromStatus: -1, ToStatus: -1, Actor: booking.ActorWeChat,
-			Reason: "refund notification " + n.EventID + ": " + why}
-		if b != nil {
-			rec.BookingID, rec.SlotID = b.ID, b.SlotID
-		}
-		s.logger(ctx).Error("refund notification rejected", "booking_id", rec.BookingID, "reason", why)
-		return s.Store.RecordAudit(ctx, rec)
+		return s.rejectNotification(ctx, b, "refund notification", n.EventID, why)
 	}
 	// A notification comes only for a final state: anything but SUCCESS failed.
 	to := booking.RefundFailed
 	if n.RefundStatus == booking.WeChatRefundSuccess {
 		to = booking.RefundSucceeded
 	}
-	_, err := s.Store.SetRefundState(ctx, b.ID, to, n.SuccessTime, booking.ActorWeChat, string(n.RefundStatus)+" "+n.RefundID)
+	_, err = s.Store.SetRefundState(ctx, b.ID, to, n.SuccessTime, booking.ActorWeChat, string(n.RefundStatus)+" "+n.RefundID)
 	return err
+}
+
+// bookingOfOrder finds the booking a WeChat order number names; nil when it names
+// none of ours (the caller audits that as a rejected notification).
+func (s *Service) bookingOfOrder(ctx context.Context, outTradeNo string) (*booking.Booking, error) {
+	id, ok := booking.ParseOutTradeNo(outTradeNo)
+	if !ok {
+		return nil, nil
+	}
+	b, err := s.Store.FindBooking(ctx, id)
+	if booking.IsCode(err, booking.ENOTFOUND) {
+		return nil, nil
+	}
+	return b, err
+}
+
+// rejectNotification audits a verified notification that does not match its
+// booking (b may be nil): it changes nothing, and a retry would not match either.
+// It is logged as an error (with logAttrs) for whoever watches the logs.
+func (s *Service) rejectNotification(ctx context.Context, b *booking.Booking, kind, eventID, why string, logAttrs ...any) error {
+	rec := booking.AuditRecord{Event: booking.EventRejected, FromStatus: -1, ToStatus: -1, Actor: booking.ActorWeChat,
+		Reason: kind + " " + eventID + ": " + why}
+	if b != nil {
+		rec.BookingID, rec.SlotID = b.ID, b.SlotID
+	}
+	s.logger(ctx).Error(kind+" rejected", append([]any{"booking_id", rec.BookingID, "reason", why}, logAttrs...)...)
+	return s.Store.RecordAudit(ctx, rec)
 }
