@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"salon/shared/booking"
 	"salon/shared/logctx"
 )
 
@@ -38,8 +39,9 @@ const maxResponseSize = 64 << 10
 
 // ErrNoSubscription is the 43101 refusal: the customer never subscribed to this
 // template, or used up their one-time subscription. Sending again cannot succeed
-// until they subscribe again, so it must never be retried.
-var ErrNoSubscription = errors.New("wxmsg: the customer has no subscription for this message (errcode 43101)")
+// until they subscribe again, so it must never be retried. It is the domain's
+// booking.ErrNoSubscription, so the outbox recognises it without knowing WeChat.
+var ErrNoSubscription = booking.ErrNoSubscription
 
 // APIError is WeChat answering an error code. errors.Is(err, ErrNoSubscription)
 // is true for code 43101. Msg never contains the token or the app secret.

@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"salon/shared/booking"
 	"salon/shared/mysql"
 	"salon/shared/mysql/mysqltest"
 	"salon/shared/wxlogin/wxloginsim"
@@ -212,7 +213,7 @@ func TestNoSubscriptionIsNotRetried(t *testing.T) {
 	f := newFixture(t)
 	f.sim.RefuseMessagesFor("o-carol")
 	err := f.client().Send(ctx, "o-carol", f.tmpl, values, shanghai)
-	if !errors.Is(err, wxmsg.ErrNoSubscription) {
+	if !errors.Is(err, wxmsg.ErrNoSubscription) || !errors.Is(err, booking.ErrNoSubscription) {
 		t.Fatalf("got %v, want ErrNoSubscription", err)
 	}
 	var api *wxmsg.APIError
