@@ -9,8 +9,9 @@
 #   functions    every functions/<name> built like package.sh builds it for SCF
 #                (CGO_ENABLED=0 GOOS=linux GOARCH=amd64, binary `main`) into
 #                .local/bin/functions/<name>/main
-#   simulators   WeChat login (code2session) where WX_API_BASE is unset, WeChat Pay
-#                where WECHATPAY_API_BASE is unset; keys generated at each start
+#   simulators   WeChat's server API (login, access tokens, subscribe messages, with
+#                example WX_TMPL_* templates where unset) where WX_API_BASE is unset,
+#                WeChat Pay where WECHATPAY_API_BASE is unset; keys generated at each start
 #   gateway      infra/cmd/scflocal: API Gateway on 127.0.0.1:${PORT:-8080} with the
 #                routes of serverless.yml, and the release timer every RELEASE_EVERY
 #
@@ -146,6 +147,8 @@ if [[ -z "${WX_API_BASE:-}" ]]; then
   : "${WX_APPID:=wx0123456789abcdef}"
   : "${WX_APPSECRET:=dev-appsecret-local-only}"
   rm -f "$state/wxlogin.env"
+  # The simulator keeps any WX_TMPL_* set here and fills the unset ones with example
+  # templates whose ids it accepts; its env file hands them to the functions.
   "$bin/tools/wxloginsim" -addr "$WXLOGINSIM_ADDR" -appid "$WX_APPID" -secret "$WX_APPSECRET" -env-out "$state/wxlogin.env" &
   pids+=($!)
   wait_file "$state/wxlogin.env" "$!" || die "the WeChat login simulator did not start"
@@ -208,6 +211,7 @@ done
 [[ -n "$up" ]] || die "$base/healthz did not answer 200 within 30s (see the function logs above)"
 
 login_at="${login_sim:+simulator $login_sim (any code logs in; the same code is the same customer)}"
+messages_at="${login_sim:+simulator: curl -s $login_sim/sim/messages}"
 pay_at="${pay_sim:+simulator $pay_sim (POST /sim/pay, /sim/refund; GET /sim/orders)}"
 tz="${SHOP_TZ:-Asia/Shanghai}"
 tomorrow="$(TZ="$tz" date -d '+1 day' +%F 2>/dev/null || TZ="$tz" date -v+1d +%F)"
@@ -218,6 +222,7 @@ cat >&2 <<EOF
 dev.sh: ready: $base (API Gateway, routes of serverless.yml; release timer every $RELEASE_EVERY)
   MySQL             $MYSQL_DSN
   login             ${login_at:-$WX_API_BASE}
+  messages          ${messages_at:-WeChat at $WX_API_BASE (templates from WX_TMPL_*)}
   WeChat Pay        ${pay_at:-$WECHATPAY_API_BASE}
   admin token       $ADMIN_TOKEN
   salon console     $base/admin/ (sign in with the admin token)
@@ -263,6 +268,12 @@ else
   # pay in the mini-program, then see it confirmed, and cancel (refund)
   curl -s $base/bookings/mine -H "Authorization: Bearer \$TOKEN"; echo
   curl -s -X POST $base/bookings/\$BOOKING/cancel -H "Authorization: Bearer \$TOKEN"; echo
+EOF
+fi
+if [[ -n "$login_sim" ]]; then
+  cat >&2 <<EOF
+  # the subscribe messages the customers were sent (confirmed, reminder, waitlist, cancelled)
+  curl -s $login_sim/sim/messages
 EOF
 fi
 cat >&2 <<EOF

@@ -18,7 +18,8 @@ func TestLayers(t *testing.T) {
 		// The console reaches the store only through the service, like the JSON API.
 		"handler/console": {"salon/shared/mysql", "salon/shared/cls"},
 		"service":         {"salon/shared/handler", "salon/shared/apigw", "salon/shared/wire"},
-		"mysql":           {"salon/shared/service", "salon/shared/handler", "salon/shared/wechatpay", "salon/shared/cls", "salon/shared/apigw"},
+		"mysql":           {"salon/shared/service", "salon/shared/handler", "salon/shared/wechatpay", "salon/shared/cls", "salon/shared/apigw", "salon/shared/wxmsg"},
+		"wxmsg":           {"salon/shared/mysql", "salon/shared/service", "salon/shared/handler"},
 		"wechatpay":       {"salon/shared/mysql", "salon/shared/service", "salon/shared/handler"},
 		"cls":             {"salon/shared/mysql", "salon/shared/service", "salon/shared/handler"},
 	}

@@ -1,7 +1,9 @@
-// Package wxloginsim is a local stand-in for WeChat's code2session endpoint, for tests
-// and local development. It answers like WeChat: HTTP 200 with JSON, errors as
-// errcode/errmsg. The openid is derived from the appid and the code, so the same code
-// always logs in the same customer.
+// Package wxloginsim is a local stand-in for WeChat's server API, for tests and local
+// development: code2session (login), stable_token (access tokens) and
+// message/subscribe/send (subscribe messages, listed at GET /sim/messages). It
+// answers like WeChat: HTTP 200 with JSON, errors as errcode/errmsg. The openid is
+// derived from the appid and the code, so the same code always logs in the same
+// customer.
 package wxloginsim
 
 import (
@@ -11,6 +13,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Mode selects how the simulator answers, so tests can exercise WeChat's failures.
@@ -24,18 +27,23 @@ const (
 	Unavailable             // HTTP 503
 )
 
-// Server is an http.Handler serving GET /sns/jscode2session.
+// Server is an http.Handler serving GET /sns/jscode2session, POST
+// /cgi-bin/stable_token, POST /cgi-bin/message/subscribe/send and GET /sim/messages.
+// A Mode other than Normal applies to the first three: WeChat down is down for all.
 type Server struct {
 	AppID     string
 	AppSecret string
 	// RejectReuse makes a code usable once, like WeChat (errcode 40163 the second time).
 	RejectReuse bool
+	// Now is the simulator's clock for token expiry and message times; nil: time.Now.
+	Now func() time.Time
 
 	mu    sync.Mutex
 	mode  Mode
 	used  map[string]bool
 	calls int
 	stop  chan struct{} // closed by Close: releases hung requests
+	msg   messaging
 }
 
 // New returns a simulator that accepts the given app credentials.
@@ -91,10 +99,46 @@ func sessionKey(appID, code string) string {
 }
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Path != "/sns/jscode2session" {
+	switch r.URL.Path {
+	case "/sns/jscode2session":
+		s.code2Session(w, r)
+	case "/cgi-bin/stable_token":
+		s.stableToken(w, r)
+	case "/cgi-bin/message/subscribe/send":
+		s.subscribeSend(w, r)
+	case "/sim/messages":
+		s.listMessages(w, r)
+	default:
 		http.NotFound(w, r)
-		return
 	}
+}
+
+// failed answers the request as the current mode says and reports whether it did;
+// in Normal mode it does nothing.
+func (s *Server) failed(w http.ResponseWriter, r *http.Request) bool {
+	s.mu.Lock()
+	mode := s.mode
+	s.mu.Unlock()
+	switch mode {
+	case Garbage:
+		w.Header().Set("Content-Type", "text/html")
+		_, _ = w.Write([]byte("<html>502 Bad Gateway</html>"))
+	case Busy:
+		writeJSON(w, errBody(-1, "system error"))
+	case Hang:
+		select {
+		case <-r.Context().Done():
+		case <-s.stopped():
+		}
+	case Unavailable:
+		http.Error(w, "service unavailable", http.StatusServiceUnavailable)
+	default:
+		return false
+	}
+	return true
+}
+
+func (s *Server) code2Session(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet {
 		w.Header().Set("Allow", http.MethodGet)
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
@@ -102,25 +146,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	s.calls++
-	mode := s.mode
 	s.mu.Unlock()
-
-	switch mode {
-	case Garbage:
-		w.Header().Set("Content-Type", "text/html")
-		_, _ = w.Write([]byte("<html>502 Bad Gateway</html>"))
-		return
-	case Busy:
-		writeJSON(w, errBody(-1, "system error"))
-		return
-	case Hang:
-		select {
-		case <-r.Context().Done():
-		case <-s.stopped():
-		}
-		return
-	case Unavailable:
-		http.Error(w, "service unavailable", http.StatusServiceUnavailable)
+	if s.failed(w, r) {
 		return
 	}
 
