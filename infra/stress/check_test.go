@@ -178,6 +178,7 @@ func (m *model) check(final bool) {
 		}
 	}
 
+	m.checkMessages(bs)
 	m.checkAudit(bs, audits)
 	if final {
 		m.checkCLS(audits)
@@ -319,6 +320,8 @@ func (m *model) quiet() {
 		db := s.store.SQL()
 		db.Exec(`UPDATE t_booking SET lock_expire = UTC_TIMESTAMP(6) - INTERVAL 1 SECOND WHERE status = 0`)
 		db.Exec(`UPDATE t_booking SET claim_until = '1970-01-01' WHERE claim_until > '1970-01-01'`)
+		s.login.FailNextSends(0)
+		db.Exec(`UPDATE t_notification SET next_at = UTC_TIMESTAMP(6) WHERE status = 'pending'`)
 		// Refund backoffs and REFUND_QUERY_AFTER pass too: a refund whose
 		// notification was lost is settled by the run's query.
 		db.Exec(`UPDATE t_booking SET refund_next_at = UTC_TIMESTAMP(6), refund_requested_at = refund_requested_at - INTERVAL 1 HOUR
@@ -359,8 +362,64 @@ func (m *model) unsettled() string {
 		(SELECT COUNT(*) FROM t_audit WHERE shipped_at IS NULL)`).Scan(&pending, &refunding, &unshipped); err != nil {
 		return "checker: " + err.Error()
 	}
-	if pending+refunding+unshipped > 0 {
-		out = append(out, fmt.Sprintf("%d holds, %d refunds in flight, %d audit records unshipped", pending, refunding, unshipped))
+	var notifying int
+	if err := db.QueryRow(`SELECT COUNT(*) FROM t_notification WHERE status = 'pending'`).Scan(&notifying); err != nil {
+		return "checker: " + err.Error()
+	}
+	if pending+refunding+unshipped+notifying > 0 {
+		out = append(out, fmt.Sprintf("%d holds, %d refunds in flight, %d audit records unshipped, %d notifications unsent",
+			pending, refunding, unshipped, notifying))
 	}
 	return strings.Join(out, "; ")
+}
+
+// checkMessages compares the outbox with what WeChat received: every message
+// went to the booking's customer with the template of its kind; every
+// notification recorded sent was received; none refused, off or still pending
+// was received. A message received twice is counted, not a violation: when the
+// database fails between WeChat's acceptance and the record of it, the lease ends
+// and the message is sent again (at least once rather than lost).
+func (m *model) checkMessages(bs map[int64]*dbBooking) {
+	s := m.s
+	received := map[string]int{}
+	for _, msg := range s.login.Messages() {
+		id, err := strconv.ParseInt(msg.Data["character_string1"], 10, 64)
+		b, ok := bs[id]
+		if err != nil || !ok {
+			s.violate("message %+v names no booking", msg)
+			continue
+		}
+		if msg.ToUser != b.openid {
+			s.violate("message %s for booking %d went to %s, the booking is %s's", msg.TemplateID, id, msg.ToUser, b.openid)
+		}
+		received[strconv.FormatInt(id, 10)+"/"+strings.TrimPrefix(msg.TemplateID, "tmpl-")]++
+	}
+	rows, err := s.store.SQL().Query(`SELECT book_id, kind, status FROM t_notification`)
+	if err != nil {
+		s.violate("checker could not read the outbox: %v", err)
+		return
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		var kind, status string
+		if err := rows.Scan(&id, &kind, &status); err != nil {
+			s.violate("checker: %v", err)
+			return
+		}
+		key := strconv.FormatInt(id, 10) + "/" + kind
+		n := received[key]
+		delete(received, key)
+		switch {
+		case status == string(booking.NotificationSent) && n == 0:
+			s.violate("notification %s recorded sent, WeChat never received it", key)
+		case (status == string(booking.NotificationRefused) || status == string(booking.NotificationOff)) && n > 0:
+			s.violate("notification %s is %s, yet WeChat received it %d times", key, status, n)
+		case n > 1:
+			m.count("messages-sent-again")
+		}
+	}
+	for key := range received {
+		s.violate("WeChat received %s, which the outbox does not hold", key)
+	}
 }

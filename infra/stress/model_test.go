@@ -65,6 +65,8 @@ var weights = []struct {
 	{"wx-slow", 1, true},
 	{"cls-down", 1, true},
 	{"notify-drop", 2, true},
+	{"msg-fail", 2, true},   // WeChat's message API fails the next sends
+	{"msg-refuse", 1, true}, // a customer has no subscription (43101)
 }
 
 type plan struct {
@@ -423,6 +425,10 @@ func (m *model) do(o op) {
 		k := kinds[r.IntN(len(kinds))]
 		s.sim.FailNext(prefixes[r.IntN(len(prefixes))], k.status, k.code, o.n)
 		m.count("wx-fail:" + strconv.Itoa(k.status))
+	case "msg-fail":
+		s.login.FailNextSends(o.n * 3)
+	case "msg-refuse":
+		s.login.RefuseMessagesFor(c.openid)
 	case "wx-hang":
 		s.hang.Add(int32(o.n))
 	case "wx-slow":

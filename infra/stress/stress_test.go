@@ -140,6 +140,7 @@ func (m *model) outcome() string {
 		}
 	}
 	c["refunds"] = len(m.s.sim.Refunds())
+	c["messages"] = len(m.s.login.Messages())
 	rows, err := m.s.store.SQL().Query(`SELECT status, COUNT(*) FROM t_booking GROUP BY status`)
 	if err == nil {
 		for rows.Next() {

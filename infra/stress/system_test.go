@@ -30,6 +30,7 @@ import (
 	"salon/shared/session"
 	"salon/shared/wechatpay/wxpaysim"
 	"salon/shared/wire"
+	"salon/shared/wxlogin/wxloginsim"
 )
 
 const (
@@ -77,6 +78,7 @@ type system struct {
 	killer   *sql.DB   // direct, one connection: kills the others
 	proxy    *dbProxy
 	sim      *wxpaysim.Sim
+	login    *wxloginsim.Server // WeChat's server API: access tokens and subscribe messages
 	cls      *clstest.Server
 	gw       *localgw.Gateway
 	front    *httptest.Server
@@ -147,6 +149,10 @@ func newSystem(t testing.TB) *system {
 	simSrv := httptest.NewServer(s.sim.Handler())
 	t.Cleanup(simSrv.Close)
 
+	s.login = wxloginsim.New(appID, "stress-app-secret")
+	loginSrv := httptest.NewServer(s.login)
+	t.Cleanup(func() { s.login.Close(); loginSrv.Close() })
+
 	s.cls = clstest.NewServer(clsSecretID, clsSecretKey)
 	s.cls.SetTopicID(clsTopic)
 	s.cls.Start()
@@ -161,6 +167,10 @@ func newSystem(t testing.TB) *system {
 	s.env["SESSION_SECRET"] = sessionKey
 	s.env["ADMIN_TOKEN"] = adminToken
 	s.env["WX_APPSECRET"] = "stress-app-secret"
+	s.env["WX_API_BASE"] = loginSrv.URL
+	for _, k := range []string{"CONFIRMED", "REMINDER", "WAITLIST", "CANCELLED"} {
+		s.env["WX_TMPL_"+k] = `{"id":"tmpl-` + strings.ToLower(k) + `","data":{"character_string1":"{bookingId}","time2":"{startAt}"}}`
+	}
 	s.env["CLS_ENDPOINT"] = s.cls.URL
 	s.env["CLS_TOPIC_ID"] = clsTopic
 	s.env["TENCENTCLOUD_SECRETID"] = clsSecretID

@@ -5,8 +5,10 @@
 package wire
 
 import (
+	"context"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"sync"
 	"time"
@@ -20,6 +22,7 @@ import (
 	"salon/shared/session"
 	"salon/shared/wechatpay"
 	"salon/shared/wxlogin"
+	"salon/shared/wxmsg"
 )
 
 // Env builds a function's dependencies on first use and keeps them for the life of
@@ -129,6 +132,9 @@ func (e *Env) Deps() (*Deps, error) {
 	if cfg.WXAppID != "" {
 		d.Login = &wxlogin.Client{BaseURL: cfg.WXAPIBase, AppID: cfg.WXAppID, AppSecret: cfg.WXAppSecret}
 	}
+	if cfg.WXAppID != "" && cfg.WXAppSecret != "" {
+		d.Svc.Messages = e.messenger(cfg, store)
+	}
 	e.deps = d
 	return d, nil
 }
@@ -143,4 +149,43 @@ func (e *Env) Close() error {
 	err := e.deps.Svc.Store.Close()
 	e.deps = nil
 	return err
+}
+
+// messenger builds the sender of customer notifications: WeChat subscribe
+// messages, with the access token shared by every instance through the store.
+// A bad WX_TMPL_* setting is reported here, once per cold start, and turns off
+// that kind only.
+func (e *Env) messenger(cfg *config.Config, store *mysql.DB) *messenger {
+	templates, errs := wxmsg.TemplatesFromEnv(e.getenv)
+	for _, err := range errs {
+		e.Logger().Error("notification template setting", "err", err.Error())
+	}
+	return &messenger{
+		client: &wxmsg.Client{BaseURL: cfg.WXAPIBase, AppID: cfg.WXAppID, AppSecret: cfg.WXAppSecret, Tokens: store,
+			HTTP: &http.Client{Timeout: messageTimeout}},
+		templates: templates, loc: cfg.ShopTZ, shopName: cfg.ShopName,
+	}
+}
+
+// messageTimeout bounds one call to WeChat's message API: a hung WeChat delays a
+// notification, never the change that caused it by more than this.
+const messageTimeout = 3 * time.Second
+
+// messenger is the service's Messenger over WeChat subscribe messages.
+type messenger struct {
+	client    *wxmsg.Client
+	templates map[booking.NotificationKind]*wxmsg.Template
+	loc       *time.Location
+	shopName  string
+}
+
+// Send sends one outbox notification with its kind's template; a kind without a
+// template is off (booking.ErrNotificationOff).
+func (m *messenger) Send(ctx context.Context, n booking.Notification) error {
+	t := m.templates[n.Kind]
+	if t == nil {
+		return booking.ErrNotificationOff
+	}
+	return m.client.Send(ctx, n.OpenID, t, wxmsg.Values{BookingID: n.BookingID, StartAt: n.StartAt, EndAt: n.EndAt,
+		AmountFen: n.AmountFen, ShopName: m.shopName}, m.loc)
 }
