@@ -1,0 +1,147 @@
+package service_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"testing"
+	"time"
+
+	"salon/shared/booking"
+	"salon/shared/mysql"
+	"salon/shared/mysql/mysqltest"
+	"salon/shared/service"
+)
+
+var ctx = context.Background()
+
+// newService is the service on a fresh database, without WeChat: the rules
+// tested here are the product's own, and the payments they depend on are
+// recorded through the store's one status-change path as a verified payment
+// would be. (The WeChat side is tested through the functions, in package
+// handler, against the simulators.)
+func newService(t *testing.T) (*service.Service, *mysql.DB) {
+	t.Helper()
+	store := mysqltest.New(t)
+	return &service.Service{Store: store, Loc: time.FixedZone("CST", 8*3600), Log: slog.New(slog.DiscardHandler), CancelFreeHours: 2,
+		NoShowGrace: 30 * time.Minute, RefundQueryAfter: 5 * time.Minute, RemindBefore: 3 * time.Hour}, store
+}
+
+// paid reserves a seat of slot for openid and records its payment.
+func paid(t *testing.T, store *mysql.DB, openid string, slot int64) *booking.Booking {
+	t.Helper()
+	b, _, err := store.Reserve(ctx, booking.ReserveRequest{OpenID: openid, SlotID: slot})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err = store.ChangeStatus(ctx, booking.Change{BookingID: b.ID, From: booking.StatusPending, To: booking.StatusConfirmed,
+		Event: booking.EventConfirm, Actor: booking.ActorWeChat, Reason: "test payment",
+		Payment: &booking.Payment{TransactionID: fmt.Sprintf("4200%010d", b.ID), AmountFen: b.AmountFen, PaidAt: time.Now()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestCancellationPolicy is the policy as a table: who cancels, how long before
+// the start, whether the customer forfeits the deposit, and what happens.
+func TestCancellationPolicy(t *testing.T) {
+	t.Parallel()
+	svc, store := newService(t)
+	for i, c := range []struct {
+		before  time.Duration // the slot starts this long after the cancel
+		salon   bool
+		forfeit bool
+		want    string // a code, or "refund" / "kept"
+	}{
+		{26 * time.Hour, false, false, "refund"},
+		{2*time.Hour + 10*time.Minute, false, false, "refund"},
+		{2*time.Hour - 10*time.Minute, false, false, booking.ELATECANCEL},
+		{2*time.Hour - 10*time.Minute, false, true, "kept"},
+		{30 * time.Minute, false, true, "kept"},
+		{30 * time.Minute, true, false, "refund"},
+		{-10 * time.Minute, false, true, booking.EINVALIDSTATE},
+		{-10 * time.Minute, true, false, "refund"},
+	} {
+		t.Run(fmt.Sprintf("%d", i), func(t *testing.T) {
+			openid := fmt.Sprintf("o-policy-%d", i)
+			slot := mysqltest.AddSlot(t, store, 48*time.Hour+time.Duration(i)*time.Hour, 2, 5000)
+			b := paid(t, store, openid, slot)
+			// A second apart per case: one slot per start time.
+			mysqltest.SlotStarts(t, store, slot, -c.before-time.Duration(i)*time.Second)
+			var out *booking.Booking
+			var err error
+			if c.salon {
+				out, err = svc.CancelBySalon(ctx, b.ID)
+			} else {
+				out, err = svc.CancelByCustomer(ctx, openid, b.ID, c.forfeit)
+			}
+			switch c.want {
+			case "refund":
+				if err != nil || out.Status != booking.StatusCancelled || out.Refund == nil || out.Refund.AmountFen != 5000 {
+					t.Fatalf("%+v, %v: want cancelled with a full refund", out, err)
+				}
+			case "kept":
+				if err != nil || out.Status != booking.StatusCancelled || out.Refund != nil {
+					t.Fatalf("%+v, %v: want cancelled, deposit kept", out, err)
+				}
+			default:
+				if !booking.IsCode(err, c.want) {
+					t.Fatalf("%v, want %s", err, c.want)
+				}
+				if now, _ := store.FindBooking(ctx, b.ID); now.Status != booking.StatusConfirmed {
+					t.Fatalf("a refused cancel changed the booking: %s", now.Status)
+				}
+			}
+		})
+	}
+	mysqltest.CheckInvariant(t, store)
+}
+
+// TestNoShowRules: the salon's no-show waits for the start; check-in takes a
+// confirmed booking or a no-show and nothing else.
+func TestNoShowRules(t *testing.T) {
+	t.Parallel()
+	svc, store := newService(t)
+	slot := mysqltest.AddSlot(t, store, 30*time.Hour, 2, 5000)
+	b := paid(t, store, "o-ns", slot)
+	if _, err := svc.MarkNoShow(ctx, b.ID); !booking.IsCode(err, booking.EINVALIDSTATE) {
+		t.Fatalf("before the start: %v", err)
+	}
+	mysqltest.SlotStarts(t, store, slot, time.Minute)
+	if out, err := svc.MarkNoShow(ctx, b.ID); err != nil || out.Status != booking.StatusNoShow {
+		t.Fatalf("after the start: %+v %v", out, err)
+	}
+	if out, err := svc.CheckIn(ctx, b.ID); err != nil || out.Status != booking.StatusCompleted {
+		t.Fatalf("late check-in: %+v %v", out, err)
+	}
+	for _, f := range []func(context.Context, int64) (*booking.Booking, error){svc.CheckIn, svc.MarkNoShow} {
+		if _, err := f(ctx, b.ID); !booking.IsCode(err, booking.EINVALIDSTATE) {
+			t.Fatalf("on a completed booking: %v", err)
+		}
+	}
+	mysqltest.CheckInvariant(t, store)
+}
+
+// TestNoShowLimitWindow: only no-shows of slots that started in the last 90 days
+// count, and only when the limit is on.
+func TestNoShowLimitWindow(t *testing.T) {
+	t.Parallel()
+	svc, store := newService(t)
+	old := mysqltest.AddSlot(t, store, 30*time.Hour, 1, 5000)
+	b := paid(t, store, "o-limit", old)
+	mysqltest.SlotStarts(t, store, old, time.Hour)
+	if _, err := svc.MarkNoShow(ctx, b.ID); err != nil {
+		t.Fatal(err)
+	}
+	next := mysqltest.AddSlot(t, store, 32*time.Hour, 3, 0)
+	svc.NoShowLimit = 1
+	if _, err := svc.Reserve(ctx, "o-limit", next, ""); !booking.IsCode(err, booking.ENOSHOWLIMIT) {
+		t.Fatalf("with the limit on: %v", err)
+	}
+	mysqltest.SlotStarts(t, store, old, 91*24*time.Hour)
+	if _, err := svc.Reserve(ctx, "o-limit", next, ""); err != nil {
+		t.Fatalf("a no-show 91 days ago: %v", err)
+	}
+	mysqltest.CheckInvariant(t, store)
+}
