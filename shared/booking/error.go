@@ -19,6 +19,10 @@ const (
 	ESLOTNOTBOOKABLE     = "SLOT_NOT_BOOKABLE"
 	EINTERNAL            = "INTERNAL"
 	EUPSTREAM            = "UPSTREAM_UNAVAILABLE"
+	// EUNAVAILABLE: the database did not answer or refused the connection (it
+	// is down, restarting, unreachable, or out of connections). Nothing was
+	// changed that the caller cannot see; trying again later is safe.
+	EUNAVAILABLE = "UNAVAILABLE"
 )
 
 // customerMessages are shown to the customer in the mini-program.
@@ -34,6 +38,7 @@ var customerMessages = map[string]string{
 	ESLOTNOTBOOKABLE:     "这个时段现在不可预约",
 	EINTERNAL:            "系统繁忙，请稍后再试",
 	EUPSTREAM:            "微信暂时无法连接，请稍后再试",
+	EUNAVAILABLE:         "服务繁忙，请稍后再试",
 }
 
 // Error is an application error: a code for the program, a message for the customer.

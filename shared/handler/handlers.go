@@ -31,7 +31,9 @@ func SlotsRouter(e *wire.Env) *apigw.Router {
 		}
 		if err != nil {
 			apigw.Logger(ctx).Error("health check failed", "err", err.Error())
-			return apigw.JSON(http.StatusServiceUnavailable, map[string]string{"status": "unavailable"}), nil
+			resp := apigw.JSON(http.StatusServiceUnavailable, map[string]string{"status": "unavailable"})
+			resp.Headers["Retry-After"] = apigw.RetryAfterSeconds
+			return resp, nil
 		}
 		return apigw.JSON(http.StatusOK, map[string]string{"status": "ok"}), nil
 	})
@@ -278,10 +280,11 @@ func Release(e *wire.Env) func(ctx context.Context, _ json.RawMessage) (service.
 			return service.Summary{}, errors.New(booking.ErrorMessage(err) + ": " + err.Error())
 		}
 		sum, err := d.Svc.Release(ctx)
+		err = service.Classify(err)
 		attrs := []any{"function", "release", "released", sum.Released, "confirmed", sum.Confirmed,
 			"refunded", sum.Refunded, "audited", sum.Audited, "duration_ms", time.Since(start).Milliseconds()}
 		if err != nil {
-			e.Logger().Error("release run failed", append(attrs, "err", err.Error())...)
+			e.Logger().Error("release run failed", append(attrs, "code", booking.ErrorCode(err), "err", err.Error())...)
 			return sum, err
 		}
 		e.Logger().Info("release run", attrs...)
