@@ -13,9 +13,8 @@ import (
 	"time"
 	_ "time/tzdata" // SHOP_TZ must load on a minimal image without /usr/share/zoneinfo
 
-	"github.com/go-sql-driver/mysql"
-
 	"salon/shared/booking"
+	"salon/shared/mysql"
 )
 
 // Defaults from design.md.
@@ -99,9 +98,10 @@ func Load(getenv func(string) string) (*Config, error) {
 	if v := get("MYSQL_DSN"); v != "" {
 		c.MySQLDSN = v
 	}
-	if _, err := mysql.ParseDSN(c.MySQLDSN); err != nil {
-		// The driver's message names the fault, not the password.
-		return nil, invalid("MYSQL_DSN", "not a go-sql-driver DSN: %v", err)
+	if _, err := mysql.Config(c.MySQLDSN); err != nil {
+		// The store's checks (a go-sql-driver DSN in utf8mb4); the message names
+		// the fault, not the password.
+		return nil, invalid("MYSQL_DSN", "%v", err)
 	}
 
 	tz := get("SHOP_TZ")

@@ -75,6 +75,8 @@ func TestBadValues(t *testing.T) {
 	}{
 		{"MYSQL_DSN", "root@tcp(127.0.0.1:3306", ""},
 		{"MYSQL_DSN", "user:hunter2@tcp(host:3306)salon", "hunter2"},
+		{"MYSQL_DSN", "user:hunter2@tcp(host:3306)/salon?charset=gbk", "hunter2"},
+		{"MYSQL_DSN", "user:hunter2@tcp(host:3306)/salon?character_set_client=gbk", "hunter2"},
 		{"SHOP_TZ", "Mars/Olympus", ""},
 		{"LOCK_TTL", "15", ""},
 		{"LOCK_TTL", "abc", ""},
