@@ -36,7 +36,7 @@ const (
 	appID        = "wx00000000stress"
 	mchID        = "1900000109"
 	sessionKey   = "stress-session-secret-0123456789abcdef"
-	adminToken   = "stress-admin-token-0123456789"
+	adminToken   = "stress-admin-token-0123456789abcdef"
 	clsSecretID  = "AKIDstress0000000000000000000000"
 	clsSecretKey = "stress-cls-secret-key-000000000"
 	clsTopic     = "topic-stress"

@@ -21,6 +21,7 @@ const maxMine = 50
 
 // SlotsRouter serves the public schedule and the health check (function slots).
 func SlotsRouter(e *wire.Env) *apigw.Router {
+	e = e.For(slotsFunction)
 	rt := apigw.NewRouter("slots", e.Logger())
 	rt.Handle(http.MethodGet, "/healthz", func(ctx context.Context, r *apigw.Request) (*apigw.Response, error) {
 		d, err := e.Deps()
@@ -73,6 +74,7 @@ func oneQuery(r *apigw.Request, name string) (string, error) {
 
 // LoginRouter exchanges the mini-program's login code for a session token.
 func LoginRouter(e *wire.Env) *apigw.Router {
+	e = e.For(loginFunction)
 	rt := apigw.NewRouter("login", e.Logger())
 	rt.Handle(http.MethodPost, "/login", withDeps(e, func(ctx context.Context, d *wire.Deps, r *apigw.Request) (*apigw.Response, error) {
 		if err := d.Cfg.Require("SESSION_SECRET", "WX_APPID", "WX_APPSECRET"); err != nil {
@@ -104,6 +106,7 @@ func LoginRouter(e *wire.Env) *apigw.Router {
 
 // ReserveRouter serves reservations: create, pay again, and the customer's list.
 func ReserveRouter(e *wire.Env) *apigw.Router {
+	e = e.For(reserveFunction)
 	rt := apigw.NewRouter("reserve", e.Logger())
 	rt.Handle(http.MethodPost, "/bookings", withDeps(e, func(ctx context.Context, d *wire.Deps, r *apigw.Request) (*apigw.Response, error) {
 		openid, err := customerOf(d, r)
@@ -179,6 +182,7 @@ func customerAndID(d *wire.Deps, r *apigw.Request) (string, int64, error) {
 
 // CancelRouter serves the customer's cancel.
 func CancelRouter(e *wire.Env) *apigw.Router {
+	e = e.For(cancelFunction)
 	rt := apigw.NewRouter("cancel", e.Logger())
 	rt.Handle(http.MethodPost, "/bookings/{id}/cancel", withDeps(e, func(ctx context.Context, d *wire.Deps, r *apigw.Request) (*apigw.Response, error) {
 		openid, id, err := customerAndID(d, r)
@@ -202,6 +206,7 @@ func bookingResponse(d *wire.Deps, b *booking.Booking, err error, withOpenID boo
 // AdminRouter serves the salon: schedule, slot changes, the day's bookings,
 // cancel and check-in.
 func AdminRouter(e *wire.Env) *apigw.Router {
+	e = e.For(adminFunction)
 	rt := apigw.NewRouter("admin", e.Logger())
 	admin := func(h func(ctx context.Context, d *wire.Deps, r *apigw.Request) (*apigw.Response, error)) apigw.HandlerFunc {
 		return withDeps(e, func(ctx context.Context, d *wire.Deps, r *apigw.Request) (*apigw.Response, error) {
@@ -272,6 +277,7 @@ func AdminRouter(e *wire.Env) *apigw.Router {
 // Release is the timer function: one release run, answered with its summary. An
 // error makes SCF retry the run, which is safe: every step is idempotent.
 func Release(e *wire.Env) func(ctx context.Context, _ json.RawMessage) (service.Summary, error) {
+	e = e.For(releaseFunction)
 	return func(ctx context.Context, _ json.RawMessage) (service.Summary, error) {
 		start := time.Now()
 		d, err := e.Deps()

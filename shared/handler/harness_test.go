@@ -31,7 +31,7 @@ const (
 	testAppSecret = "app-secret-for-tests-only"
 	testMchID     = "1900000109"
 	testSecret    = "session-secret-0123456789abcdef0123456789"
-	testAdmin     = "admin-token-0123456789"
+	testAdmin     = "admin-token-0123456789abcdef0123456789"
 )
 
 type syncBuffer = testkit.SyncBuffer

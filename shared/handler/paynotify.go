@@ -43,6 +43,7 @@ func notifyRequest(ctx context.Context, r *apigw.Request) *http.Request {
 // read from a notification before its signature and its encryption are verified;
 // a forged one answers FAIL and changes nothing.
 func PayNotifyRouter(e *wire.Env) *apigw.Router {
+	e = e.For(payNotifyFunction)
 	rt := apigw.NewRouter("paynotify", e.Logger())
 	rt.Handle(http.MethodPost, "/pay/notify", withDeps(e, func(ctx context.Context, d *wire.Deps, r *apigw.Request) (*apigw.Response, error) {
 		if d.Pay == nil {
