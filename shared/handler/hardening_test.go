@@ -2,13 +2,29 @@ package handler
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"salon/infra/localgw"
+	"salon/infra/scfhost"
+	"salon/shared/apigw"
 	"salon/shared/booking"
 	"salon/shared/config"
 	"salon/shared/mysql/mysqltest"
+	"salon/shared/session"
+	"salon/shared/wire"
 )
 
 // hostileKey breaks out of its string on a gbk connection (see the store's
@@ -206,4 +222,325 @@ func TestFunctionSettingsDeclared(t *testing.T) {
 			t.Errorf("serverless.yml gives function %s SALON_DEV: a deployed function must never be in local development mode", f.Name)
 		}
 	}
+}
+
+// burstAnswers tallies answers by "status code" and fails the test for any
+// answer outside allowed.
+type burstAnswers struct {
+	mu     sync.Mutex
+	counts map[string]int
+	bad    []string
+}
+
+func (b *burstAnswers) add(what string, status int, code string, body []byte, allowed ...string) {
+	k := strconv.Itoa(status)
+	if code != "" {
+		k += " " + code
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.counts == nil {
+		b.counts = map[string]int{}
+	}
+	b.counts[k]++
+	if !slices.Contains(allowed, k) && len(b.bad) < 20 {
+		b.bad = append(b.bad, fmt.Sprintf("%s: %s %s", what, k, body))
+	}
+}
+
+func (b *burstAnswers) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	keys := slices.Sorted(maps.Keys(b.counts))
+	var sb strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&sb, "%s=%d ", k, b.counts[k])
+	}
+	return strings.TrimSpace(sb.String())
+}
+
+// TestDatabaseRestartMidBurst restarts a private MariaDB in the middle of a
+// burst of 300 requests through the gateway and the handlers, once as a
+// service manager does (SIGTERM) and once as a crash (SIGKILL): every answer is
+// a success, a 409 SOLD_OUT / ACTIVE_BOOKING_EXISTS, or 503 UNAVAILABLE with
+// Retry-After, never 500; a payment notification WeChat delivers while the
+// database is down answers 503 and goes through when delivered again; no
+// answered booking is lost and the invariant holds.
+func TestDatabaseRestartMidBurst(t *testing.T) {
+	t.Parallel()
+	t.Run("stop", func(t *testing.T) {
+		t.Parallel()
+		restartMidBurst(t, (*mysqltest.Server).Stop)
+	})
+	t.Run("crash", func(t *testing.T) {
+		t.Parallel()
+		restartMidBurst(t, (*mysqltest.Server).Kill)
+	})
+}
+
+func restartMidBurst(t *testing.T, stop func(*mysqltest.Server)) {
+	srv := mysqltest.StartServer(t, mysqltest.ServerOptions{MaxConnections: 40})
+	s := newSystem(t)
+	var dsn string
+	s.store, dsn = srv.Open(t, 4) // the checker's view and the slots: on the private server
+	s.env["MYSQL_DSN"] = dsn
+
+	const customers, requests, workers = 120, 300, 20
+	slots := []int64{s.freshSlot(15, 5000), s.freshSlot(15, 5000), s.freshSlot(15, 5000)}
+	date := s.slotStart(slots[0]).In(shanghai(t)).Format("2006-01-02")
+	tokens := make([]string, customers)
+	for i := range tokens {
+		tokens[i] = s.token(fmt.Sprintf("o-burst-%d", i))
+	}
+	// A booking made before the restart, to be paid while the database is down.
+	payLater, a := s.reserve("o-pays-during-restart", slots[0])
+	if payLater == 0 {
+		t.Fatalf("reserve: %d %s", a.Status, a.Body)
+	}
+
+	var (
+		answers   burstAnswers
+		mu        sync.Mutex
+		created   = map[int64]int{} // booking id -> customer, from every 201
+		afterUp   int               // 2xx answered after the restart
+		answered  atomic.Int32
+		restarted = make(chan struct{})
+		stopAt    = make(chan struct{})
+		stopOnce  sync.Once
+	)
+	work := make(chan int, requests)
+	for i := range requests {
+		work <- i
+	}
+	close(work)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for i := range work {
+				c := i % customers
+				var a answer
+				var allowed []string
+				switch i % 5 {
+				case 0, 1, 2:
+					a = s.call("POST", "/bookings", tokens[c], map[string]any{"slotId": slots[c%len(slots)]},
+						"Idempotency-Key", fmt.Sprintf("burst-%d", c))
+					allowed = []string{"201", "409 SOLD_OUT", "409 ACTIVE_BOOKING_EXISTS", "503 UNAVAILABLE"}
+				case 3:
+					a = s.call("GET", "/slots?date="+date, "", nil)
+					allowed = []string{"200", "503 UNAVAILABLE"}
+				default:
+					a = s.call("GET", "/bookings/mine", tokens[c], nil)
+					allowed = []string{"200", "503 UNAVAILABLE"}
+				}
+				code := ""
+				if a.Status >= 400 {
+					code = a.code()
+				}
+				answers.add(fmt.Sprintf("request %d", i), a.Status, code, a.Body, allowed...)
+				if a.Status == http.StatusServiceUnavailable && a.Header.Get("Retry-After") == "" {
+					answers.add("request "+strconv.Itoa(i), 0, "503 without Retry-After", a.Body)
+				}
+				if a.Status == http.StatusCreated {
+					mu.Lock()
+					created[int64(a.JSON["booking"].(map[string]any)["bookingId"].(float64))] = c
+					mu.Unlock()
+				}
+				select {
+				case <-restarted:
+					if a.Status < 300 {
+						mu.Lock()
+						afterUp++
+						mu.Unlock()
+					}
+				default:
+				}
+				if answered.Add(1) == requests/3 {
+					stopOnce.Do(func() { close(stopAt) })
+				}
+				if a.Status == http.StatusServiceUnavailable {
+					<-restarted // the client backs off until the database is back
+				}
+			}
+		})
+	}
+
+	// The restart, a third of the way in, with requests in flight.
+	<-stopAt
+	stop(srv)
+	err := s.sim.Pay(context.Background(), booking.OutTradeNo(payLater))
+	if err == nil || !strings.Contains(err.Error(), "503") {
+		t.Errorf("payment notification while the database is down: %v, want WeChat to see 503", err)
+	}
+	srv.Start()
+	close(restarted)
+	wg.Wait()
+
+	if err := s.sim.Notify(context.Background(), booking.OutTradeNo(payLater)); err != nil {
+		t.Errorf("payment notification delivered again after the restart: %v", err)
+	}
+	if st := s.status(payLater); st != "confirmed" {
+		t.Errorf("the booking paid during the restart is %s, want confirmed", st)
+	}
+
+	t.Logf("answers: %s; 2xx after the restart: %d", answers.String(), afterUp)
+
+	for _, b := range answers.bad {
+		t.Errorf("answer outside the contract: %s", b)
+	}
+	if answers.counts["503 UNAVAILABLE"] == 0 || afterUp == 0 {
+		t.Errorf("the burst did not span the restart (503: %d, 2xx after: %d)", answers.counts["503 UNAVAILABLE"], afterUp)
+	}
+	for id, c := range created {
+		b, err := s.store.FindBooking(context.Background(), id)
+		if err != nil || b.OpenID != fmt.Sprintf("o-burst-%d", c) {
+			t.Errorf("booking %d answered 201 to customer %d is lost: %+v %v", id, c, b, err)
+		}
+	}
+	if logs := s.logs.String(); strings.Contains(logs, `"status":500`) {
+		t.Errorf("a function answered 500:\n%s", logs)
+	}
+	mysqltest.CheckInvariant(t, s.store)
+}
+
+// instances runs each function as SCF does under load: a fixed number of warm
+// instances, each its own wire.Env (so its own pool of up to two connections),
+// each serving one request at a time with the function's timeout as deadline.
+type instances struct {
+	timeout time.Duration
+	free    map[string]chan func(context.Context, json.RawMessage) (apigw.Response, error)
+}
+
+func (p *instances) Invoke(ctx context.Context, fn string, payload []byte, _ string) ([]byte, *scfhost.InvokeError, error) {
+	ch, ok := p.free[fn]
+	if !ok {
+		return nil, nil, fmt.Errorf("no function %q", fn)
+	}
+	h := <-ch
+	defer func() { ch <- h }()
+	ctx, cancel := context.WithTimeout(ctx, p.timeout)
+	defer cancel()
+	resp, err := h(ctx, payload)
+	if err != nil {
+		return nil, &scfhost.InvokeError{Message: err.Error()}, nil
+	}
+	out, err := json.Marshal(resp)
+	return out, nil, err
+}
+
+// TestMoreInstancesThanConnections runs many more function instances than the
+// database accepts connections (24 reserve and 4 slots instances, up to 56
+// connections, against max_connections 10): every answer is a success, a 409
+// or 503 UNAVAILABLE, never 500, and what was answered is exactly what the
+// database holds.
+func TestMoreInstancesThanConnections(t *testing.T) {
+	t.Parallel()
+	srv := mysqltest.StartServer(t, mysqltest.ServerOptions{MaxConnections: 10})
+	store, dsn := srv.Open(t, 1)
+	slots := []int64{mysqltest.AddSlot(t, store, 30*time.Hour, 40, 0), mysqltest.AddSlot(t, store, 33*time.Hour, 40, 0)}
+	date := func() string {
+		sl, err := store.FindSlot(context.Background(), slots[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sl.StartAt.In(shanghai(t)).Format("2006-01-02")
+	}()
+
+	env := map[string]string{"MYSQL_DSN": dsn, "SESSION_SECRET": testSecret}
+	logs := &syncBuffer{}
+	inv := &instances{timeout: 10 * time.Second, free: map[string]chan func(context.Context, json.RawMessage) (apigw.Response, error){}}
+	for fn, n := range map[string]int{"reserve": 24, "slots": 4} {
+		inv.free[fn] = make(chan func(context.Context, json.RawMessage) (apigw.Response, error), n)
+		for range n {
+			e := &wire.Env{Getenv: func(k string) string { return env[k] }, Log: slog.New(slog.NewJSONHandler(logs, nil)), AuditOut: io.Discard}
+			t.Cleanup(func() { e.Close() })
+			if fn == "reserve" {
+				inv.free[fn] <- ReserveRouter(e).Invoke
+			} else {
+				inv.free[fn] <- SlotsRouter(e).Invoke
+			}
+		}
+	}
+	spec, err := localgw.LoadServerless("../../serverless.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw := localgw.NewGateway(spec.Routes, inv, nil)
+	front := httptest.NewServer(gw)
+	t.Cleanup(func() { front.Close(); gw.Wait() })
+	s := &system{t: t, gw: front, sessions: &session.Signer{Secret: []byte(testSecret)}}
+
+	const customers, clients = 240, 48
+	var (
+		answers burstAnswers
+		mu      sync.Mutex
+		created = map[int64]string{}
+	)
+	work := make(chan int, customers)
+	for i := range customers {
+		work <- i
+	}
+	close(work)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for range clients {
+		wg.Go(func() {
+			for i := range work {
+				openid := fmt.Sprintf("o-many-%d", i)
+				a := s.call("POST", "/bookings", s.token(openid), map[string]any{"slotId": slots[i%2]}, "Idempotency-Key", "k-"+openid)
+				code := ""
+				if a.Status >= 400 {
+					code = a.code()
+				}
+				answers.add("reserve "+openid, a.Status, code, a.Body, "201", "409 SOLD_OUT", "409 ACTIVE_BOOKING_EXISTS", "503 UNAVAILABLE")
+				if a.Status == http.StatusCreated {
+					mu.Lock()
+					created[int64(a.JSON["booking"].(map[string]any)["bookingId"].(float64))] = openid
+					mu.Unlock()
+				}
+				if i%4 == 0 {
+					a := s.call("GET", "/slots?date="+date, "", nil)
+					code := ""
+					if a.Status >= 400 {
+						code = a.code()
+					}
+					answers.add("slots", a.Status, code, a.Body, "200", "503 UNAVAILABLE")
+				}
+			}
+		})
+	}
+	wg.Wait()
+	t.Logf("%d requests through 28 instances against max_connections 10 in %s: %s",
+		customers+customers/4, time.Since(start).Round(time.Millisecond), answers.String())
+	for _, b := range answers.bad {
+		t.Errorf("answer outside the contract: %s", b)
+	}
+	if answers.counts["503 UNAVAILABLE"] == 0 || answers.counts["201"] == 0 {
+		t.Errorf("want both successes and 503s (the limit was reached): %s", answers.String())
+	}
+	if strings.Contains(logs.String(), `"status":500`) {
+		t.Errorf("a function answered 500:\n%s", logs.String())
+	}
+
+	// Nothing lost, nothing extra: the database holds exactly the answered bookings.
+	rows, err := store.SQL().Query(`SELECT book_id, openid FROM t_booking`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	held := 0
+	for rows.Next() {
+		var id int64
+		var openid string
+		if err := rows.Scan(&id, &openid); err != nil {
+			t.Fatal(err)
+		}
+		held++
+		if created[id] != openid {
+			t.Errorf("booking %d of %s is in the database but was never answered 201", id, openid)
+		}
+	}
+	if held != len(created) {
+		t.Errorf("the database holds %d bookings, %d were answered 201", held, len(created))
+	}
+	mysqltest.CheckInvariant(t, store)
 }
