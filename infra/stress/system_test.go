@@ -266,6 +266,7 @@ func (s *system) token(openid string) string {
 
 type answer struct {
 	Status int
+	Header http.Header
 	Body   []byte
 	JSON   map[string]any
 }
@@ -301,7 +302,7 @@ func (s *system) call(method, path, bearer string, body any, headers ...string) 
 		return answer{}
 	}
 	defer resp.Body.Close()
-	a := answer{Status: resp.StatusCode}
+	a := answer{Status: resp.StatusCode, Header: resp.Header}
 	a.Body, _ = io.ReadAll(resp.Body)
 	json.Unmarshal(a.Body, &a.JSON)
 	if a.Status >= 400 {
