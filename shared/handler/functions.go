@@ -15,35 +15,35 @@ import "salon/shared/wire"
 // CANCEL_FREE_HOURS or NO_SHOW_LIMIT) joins the list of the functions that
 // apply it when they start to.
 var (
-	// store configures the store: every function that touches the database.
-	store = []string{"MYSQL_DSN", "LOCK_TTL", "BOOKING_WINDOW_DAYS"}
-	// weChatPay builds the WeChat Pay client: orders, refunds, notifications.
-	weChatPay = []string{"WX_APPID", "WECHATPAY_MCHID", "WECHATPAY_MCH_CERT_SERIAL", "WECHATPAY_MCH_PRIVATE_KEY",
+	// storeSettings configure the store: every function that touches the database.
+	storeSettings = []string{"MYSQL_DSN", "LOCK_TTL", "BOOKING_WINDOW_DAYS"}
+	// weChatPaySettings build the WeChat Pay client: orders, refunds, notifications.
+	weChatPaySettings = []string{"WX_APPID", "WECHATPAY_MCHID", "WECHATPAY_MCH_CERT_SERIAL", "WECHATPAY_MCH_PRIVATE_KEY",
 		"WECHATPAY_APIV3_KEY", "WECHATPAY_PUBLIC_KEY_ID", "WECHATPAY_PUBLIC_KEY", "WECHATPAY_API_BASE",
 		"WECHATPAY_NOTIFY_URL", "WECHATPAY_REFUND_NOTIFY_URL"}
 )
 
 var (
-	slotsFunction   = wire.Function{Name: "slots", Settings: settings(store, list("SHOP_TZ"))}
-	loginFunction   = wire.Function{Name: "login", Settings: list("SHOP_TZ", "SESSION_SECRET", "WX_APPID", "WX_APPSECRET", "WX_API_BASE")}
-	reserveFunction = wire.Function{Name: "reserve", Settings: settings(store, weChatPay,
-		list("SHOP_TZ", "SESSION_SECRET"))}
-	cancelFunction = wire.Function{Name: "cancel", Settings: settings(store, weChatPay,
-		list("SHOP_TZ", "SESSION_SECRET"))}
-	adminFunction = wire.Function{Name: "admin", Settings: settings(store, weChatPay,
-		list("SHOP_TZ", "ADMIN_TOKEN"))}
-	payNotifyFunction = wire.Function{Name: "paynotify", Settings: settings(store, weChatPay)}
-	releaseFunction   = wire.Function{Name: "release", Settings: settings(store, weChatPay)}
+	slotsFunction   = wire.Function{Name: "slots", Settings: joinSettings(storeSettings, settingList("SHOP_TZ"))}
+	loginFunction   = wire.Function{Name: "login", Settings: settingList("SHOP_TZ", "SESSION_SECRET", "WX_APPID", "WX_APPSECRET", "WX_API_BASE")}
+	reserveFunction = wire.Function{Name: "reserve", Settings: joinSettings(storeSettings, weChatPaySettings,
+		settingList("SHOP_TZ", "SESSION_SECRET"))}
+	cancelFunction = wire.Function{Name: "cancel", Settings: joinSettings(storeSettings, weChatPaySettings,
+		settingList("SHOP_TZ", "SESSION_SECRET"))}
+	adminFunction = wire.Function{Name: "admin", Settings: joinSettings(storeSettings, weChatPaySettings,
+		settingList("SHOP_TZ", "ADMIN_TOKEN"))}
+	payNotifyFunction = wire.Function{Name: "paynotify", Settings: joinSettings(storeSettings, weChatPaySettings)}
+	releaseFunction   = wire.Function{Name: "release", Settings: joinSettings(storeSettings, weChatPaySettings)}
 )
 
 // Functions are the product's functions and the settings each uses, by name.
 var Functions = []wire.Function{slotsFunction, loginFunction, reserveFunction, cancelFunction,
 	payNotifyFunction, adminFunction, releaseFunction}
 
-func list(names ...string) []string { return names }
+func settingList(names ...string) []string { return names }
 
-// settings joins lists of settings into a new one.
-func settings(lists ...[]string) []string {
+// joinSettings joins lists of settings into a new one.
+func joinSettings(lists ...[]string) []string {
 	var all []string
 	for _, l := range lists {
 		all = append(all, l...)
