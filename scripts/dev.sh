@@ -15,8 +15,9 @@
 #   gateway      infra/cmd/scflocal: API Gateway on 127.0.0.1:${PORT:-8080} with the
 #                routes of serverless.yml, and the release timer every RELEASE_EVERY
 #
-# Every setting of the configuration table in functions/README.md is read from
-# the environment and passed to the functions. Also: PORT (8080), RELEASE_EVERY (1m), DEMO_SCHEDULE (1),
+# Every setting of the configuration table in functions/README.md is read from the environment and
+# passed to the functions (each gets only the names serverless.yml declares for it),
+# with SALON_DEV=1. Also: PORT (8080), RELEASE_EVERY (1m), DEMO_SCHEDULE (1),
 # WXPAYSIM_ADDR (127.0.0.1:8091), WXLOGINSIM_ADDR (127.0.0.1:8092).
 #
 # Ctrl-C stops everything this script started. A private MariaDB it started (or
@@ -39,6 +40,10 @@ RELEASE_EVERY="${RELEASE_EVERY:-1m}"
 WXPAYSIM_ADDR="${WXPAYSIM_ADDR:-127.0.0.1:8091}"
 WXLOGINSIM_ADDR="${WXLOGINSIM_ADDR:-127.0.0.1:8092}"
 export RELEASE_EVERY
+# Local development: the functions accept the DEV-ONLY secrets below (and a short
+# ADMIN_TOKEN), which they refuse anywhere SALON_DEV is not 1. serverless.yml
+# never passes it, so a deployed function is never in this mode.
+export SALON_DEV=1
 
 state="$root/.local/dev"
 bin="$root/.local/bin"

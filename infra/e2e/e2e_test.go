@@ -39,7 +39,7 @@ const (
 	appSecret = "e2e-app-secret-tests-only"
 	mchID     = "1900000109"
 	secret    = "e2e-session-secret-0123456789abcdef0123"
-	adminTok  = "e2e-admin-token"
+	adminTok  = "e2e-admin-token-0123456789abcdef0123"
 	repoRoot  = "../.."
 )
 

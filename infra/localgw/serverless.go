@@ -490,6 +490,38 @@ func ExpandEnv(v string, lookup func(string) (string, bool)) (s string, ok bool)
 	return s, ok
 }
 
+// PlatformEnv names the variables a function gets locally besides the ones
+// serverless.yml declares for it, taken from the local platform's own
+// environment: those SCF itself sets in a deployed function (the run role's
+// credentials, the region; SCF forbids declaring them), and SALON_DEV, the local
+// development mode scripts/dev.sh sets, which serverless.yml never declares so
+// that no deployed function runs in it.
+var PlatformEnv = []string{
+	"TENCENTCLOUD_SECRETID", "TENCENTCLOUD_SECRETKEY", "TENCENTCLOUD_SESSIONTOKEN", "TENCENTCLOUD_REGION",
+	"SALON_DEV",
+}
+
+// FunctionEnv is a function's environment as the deploy would give it: only the
+// names serverless.yml declares for it, each ${env:NAME} resolved through lookup
+// (as the Serverless Framework resolves it from the deploying shell; a value
+// referring to an unset variable is left out), plus PlatformEnv from lookup. A
+// setting the function reads but serverless.yml forgets is therefore missing
+// here too, so the omission shows locally before it shows on SCF.
+func FunctionEnv(fn Function, lookup func(string) (string, bool)) map[string]string {
+	env := map[string]string{}
+	for k, v := range fn.Env {
+		if s, ok := ExpandEnv(v, lookup); ok {
+			env[k] = s
+		}
+	}
+	for _, k := range PlatformEnv {
+		if v, ok := lookup(k); ok {
+			env[k] = v
+		}
+	}
+	return env
+}
+
 // allowMethod reports whether the route's method admits m.
 func (r Route) allowMethod(m string) bool {
 	return r.Method == "ANY" || r.Method == m

@@ -279,3 +279,34 @@ func TestExpandEnv(t *testing.T) {
 		}
 	}
 }
+
+// TestFunctionEnv: a function gets the names serverless.yml declares for it and
+// the platform's, never the rest of the shell.
+func TestFunctionEnv(t *testing.T) {
+	shell := map[string]string{
+		"MYSQL_DSN": "root@tcp(db:3306)/salon", "SESSION_SECRET": "s", "UNDECLARED": "x", "PATH": "/bin",
+		"TENCENTCLOUD_SECRETID": "AKID", "SALON_DEV": "1",
+	}
+	lookup := func(k string) (string, bool) { v, ok := shell[k]; return v, ok }
+	fn := Function{Name: "f", Env: map[string]string{
+		"MYSQL_DSN": "${env:MYSQL_DSN}", "SHOP_TZ": "${env:SHOP_TZ}", "FIXED": "literal", "SECRET": "${env:SESSION_SECRET}",
+	}}
+	got := FunctionEnv(fn, lookup)
+	want := map[string]string{
+		"MYSQL_DSN": "root@tcp(db:3306)/salon", "FIXED": "literal", "SECRET": "s",
+		"TENCENTCLOUD_SECRETID": "AKID", "SALON_DEV": "1",
+	}
+	if len(got) != len(want) {
+		t.Errorf("FunctionEnv = %v, want %v", got, want)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("FunctionEnv[%s] = %q, want %q (all: %v)", k, got[k], v, got)
+		}
+	}
+	for _, k := range []string{"UNDECLARED", "PATH", "SESSION_SECRET", "SHOP_TZ"} {
+		if _, ok := got[k]; ok {
+			t.Errorf("FunctionEnv passes %s, which serverless.yml does not declare (or whose variable is unset)", k)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package stress
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -105,6 +106,33 @@ func restore(t *testing.T, s *system, id int64) {
 	} {
 		if _, err := db.Exec(q.sql, q.args...); err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+// TestExpectRefuses500: under faults an answer may be 503 naming what failed
+// (the database, with Retry-After, or WeChat), never 500.
+func TestExpectRefuses500(t *testing.T) {
+	s := &system{t: t}
+	m := &model{s: s, answers: map[string]int{}}
+	retry := http.Header{"Retry-After": {"2"}}
+	code := func(c string) map[string]any { return map[string]any{"code": c} }
+	m.expect("reserve", answer{Status: 503, Header: retry, JSON: code(booking.EUNAVAILABLE)}, "201")
+	m.expect("reserve", answer{Status: 503, JSON: code(booking.EUPSTREAM)}, "201")
+	m.expect("reserve", answer{Status: 201}, "201")
+	if len(s.violations) != 0 {
+		t.Fatalf("allowed answers reported: %v", s.violations)
+	}
+	for _, a := range []answer{
+		{Status: 500, JSON: code(booking.EINTERNAL)},
+		{Status: 503, JSON: code(booking.EUNAVAILABLE)}, // without Retry-After
+		{Status: 503, JSON: code("")},
+		{Status: 409, JSON: code(booking.EINVALIDSTATE)},
+	} {
+		before := len(s.violations)
+		m.expect("reserve", a, "201")
+		if len(s.violations) != before+1 {
+			t.Errorf("answer %d %v not reported", a.Status, a.JSON)
 		}
 	}
 }

@@ -194,11 +194,30 @@ func (m *model) answered(what string, a answer) {
 }
 
 // expect records an answer and reports it if its status or code is not one the
-// design allows for this call. 5xx is always allowed: faults are on.
+// design allows for this call. A fault may make any call answer 503, naming what
+// failed: UNAVAILABLE (the database, with Retry-After) or UPSTREAM_UNAVAILABLE
+// (WeChat). 500 never: every fault the run injects has a 503 of its own.
 func (m *model) expect(what string, a answer, ok ...string) {
 	m.answered(what, a)
-	if a.Status >= 500 || a.Status == 0 {
+	switch {
+	case a.Status == 0:
+		return // a transport error, reported by call
+	case a.Status == http.StatusInternalServerError:
+		m.s.violate("op %s: 500 %s under a fault that has its own 503: %s", what, a.code(), a.Body)
 		return
+	case a.Status == http.StatusServiceUnavailable:
+		switch a.code() {
+		case booking.EUNAVAILABLE:
+			if a.Header.Get("Retry-After") == "" {
+				m.s.violate("op %s: 503 UNAVAILABLE without Retry-After", what)
+			}
+		case booking.EUPSTREAM:
+		default:
+			m.s.violate("op %s: 503 that names neither the database nor WeChat: %s", what, a.Body)
+		}
+		return
+	case a.Status >= 500:
+		return // the gateway's own (a function that timed out): not the product's answer
 	}
 	got := strconv.Itoa(a.Status)
 	if a.Status >= 400 {

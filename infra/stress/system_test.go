@@ -37,7 +37,7 @@ const (
 	appID        = "wx00000000stress"
 	mchID        = "1900000109"
 	sessionKey   = "stress-session-secret-0123456789abcdef"
-	adminToken   = "stress-admin-token-0123456789"
+	adminToken   = "stress-admin-token-0123456789abcdef"
 	clsSecretID  = "AKIDstress0000000000000000000000"
 	clsSecretKey = "stress-cls-secret-key-000000000"
 	clsTopic     = "topic-stress"
@@ -276,6 +276,7 @@ func (s *system) token(openid string) string {
 
 type answer struct {
 	Status int
+	Header http.Header
 	Body   []byte
 	JSON   map[string]any
 }
@@ -311,7 +312,7 @@ func (s *system) call(method, path, bearer string, body any, headers ...string) 
 		return answer{}
 	}
 	defer resp.Body.Close()
-	a := answer{Status: resp.StatusCode}
+	a := answer{Status: resp.StatusCode, Header: resp.Header}
 	a.Body, _ = io.ReadAll(resp.Body)
 	json.Unmarshal(a.Body, &a.JSON)
 	if a.Status >= 400 {

@@ -33,7 +33,18 @@ var statusOf = map[string]int{
 	booking.ELATECANCEL:          http.StatusConflict,
 	booking.ESEATSAVAILABLE:      http.StatusConflict,
 	booking.EWAITLISTLIMIT:       http.StatusConflict,
+	booking.EUNAVAILABLE:         http.StatusServiceUnavailable,
 }
+
+// retryAfterOf gives the codes whose answers tell the client when to try again
+// (the Retry-After header, in seconds). A database that restarts or runs out of
+// connections is back within seconds, and asking sooner only adds to its load.
+var retryAfterOf = map[string]string{
+	booking.EUNAVAILABLE: RetryAfterSeconds,
+}
+
+// RetryAfterSeconds is the Retry-After of an UNAVAILABLE answer.
+const RetryAfterSeconds = "2"
 
 // HTTPStatus returns the HTTP status of an application error code. A code outside
 // the table is a programming error and answers 500.
@@ -72,7 +83,11 @@ func errorResponse(code string, err error) *Response {
 		// Never the message of an internal error, whatever it was built with.
 		msg = booking.Errorf(code, "").Message
 	}
-	return JSON(HTTPStatus(code), ErrorBody{Code: code, Message: msg})
+	resp := JSON(HTTPStatus(code), ErrorBody{Code: code, Message: msg})
+	if after, ok := retryAfterOf[code]; ok {
+		resp.Headers["Retry-After"] = after
+	}
+	return resp
 }
 
 // JSON answers v as JSON with the given status. If v cannot be marshalled the answer

@@ -294,6 +294,8 @@ func TestErrorResponse(t *testing.T) {
 		{booking.Errorf(booking.ESLOTNOTBOOKABLE, "x"), 422, booking.ESLOTNOTBOOKABLE},
 		{booking.Errorf(booking.EINTERNAL, "x"), 500, booking.EINTERNAL},
 		{booking.Errorf(booking.EUPSTREAM, "x"), 503, booking.EUPSTREAM},
+		{booking.Errorf(booking.EUNAVAILABLE, "x"), 503, booking.EUNAVAILABLE},
+		{errors.Join(booking.Errorf(booking.EUNAVAILABLE, "x"), errors.New("db down")), 503, booking.EUNAVAILABLE},
 		{fmt.Errorf("wrapped: %w", booking.Errorf(booking.ESOLDOUT, "x")), 409, booking.ESOLDOUT},
 		{errors.New("db down"), 500, booking.EINTERNAL},
 		{&booking.Error{Code: booking.EINTERNAL, Message: "leaky detail"}, 500, booking.EINTERNAL},
@@ -310,6 +312,10 @@ func TestErrorResponse(t *testing.T) {
 		}
 		if strings.Contains(resp.Body, "leaky") || strings.Contains(resp.Body, "db down") || strings.Contains(resp.Body, `"x"`) {
 			t.Errorf("ErrorResponse(%v) leaks: %s", tt.err, resp.Body)
+		}
+		// Only an unavailable database tells the client when to come back.
+		if after, ok := resp.Headers["Retry-After"]; ok != (tt.code == booking.EUNAVAILABLE) || (ok && after != RetryAfterSeconds) {
+			t.Errorf("ErrorResponse(%v): Retry-After %q (set: %v)", tt.err, after, ok)
 		}
 	}
 }

@@ -24,6 +24,10 @@ const (
 	ELATECANCEL          = "LATE_CANCEL"
 	ESEATSAVAILABLE      = "SEATS_AVAILABLE"
 	EWAITLISTLIMIT       = "WAITLIST_LIMIT"
+	// EUNAVAILABLE: the database did not answer or refused the connection (it
+	// is down, restarting, unreachable, or out of connections). Nothing was
+	// changed that the caller cannot see; trying again later is safe.
+	EUNAVAILABLE = "UNAVAILABLE"
 )
 
 // customerMessages are shown to the customer in the mini-program.
@@ -43,6 +47,7 @@ var customerMessages = map[string]string{
 	ELATECANCEL:          "距开始时间太近，现在取消将不退还定金；确认取消请选择放弃定金",
 	ESEATSAVAILABLE:      "这个时段还有空位，请直接预约",
 	EWAITLISTLIMIT:       "最多同时候补3个时段",
+	EUNAVAILABLE:         "服务繁忙，请稍后再试",
 }
 
 // Error is an application error: a code for the program, a message for the customer.

@@ -1,22 +1,29 @@
-// Package config reads the product's settings (the configuration table in
+// Package config reads the product's settings (the configuration table of
 // functions/README.md) from the environment and checks
 // them once per warm instance. Every error names the variable at fault and never
 // quotes the value of a secret; errors are INTERNAL booking errors, so a customer
 // sees only "INTERNAL" while the log names the variable.
+//
+// Each function checks only the settings it uses (LoadFor): a bad setting it
+// does not use is reported as a warning and left at its default, so a short
+// SESSION_SECRET or a typo in SHOP_TZ never stops payment notifications or the
+// release run. The settings are one table (settings, below): a new setting is a
+// field in Config, its default in defaults, and one row.
 package config
 
 import (
+	"fmt"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 	_ "time/tzdata" // SHOP_TZ must load on a minimal image without /usr/share/zoneinfo
 
-	"github.com/go-sql-driver/mysql"
-
 	"salon/shared/booking"
+	"salon/shared/mysql"
 )
 
 // Defaults, as the configuration table in functions/README.md lists them.
@@ -35,8 +42,20 @@ const (
 	// MinSessionSecretBytes matches session.MinSecretBytes: the HMAC-SHA256 key must
 	// carry at least as many bytes as the hash.
 	MinSessionSecretBytes = 32
-	maxBookingWindowDays  = 365
+	// MinAdminTokenBytes is the shortest ADMIN_TOKEN accepted outside local
+	// development: the token is the salon's whole authority, and it is typed
+	// into a browser and sent over the internet, so it must not be guessable.
+	MinAdminTokenBytes   = 32
+	maxBookingWindowDays = 365
 )
+
+// DevelopmentSecrets are the secrets the project publishes for local
+// development (scripts/dev.sh and the README's examples). Anyone can read them,
+// so outside local development (SALON_DEV=1) a setting holding one is refused.
+var DevelopmentSecrets = []string{
+	"dev-only-session-secret-never-use-in-production", // scripts/dev.sh SESSION_SECRET
+	"dev-admin-token", // scripts/dev.sh ADMIN_TOKEN
+}
 
 // Config is the product's settings, checked for format.
 type Config struct {
@@ -67,131 +86,230 @@ type Config struct {
 	RemindBefore time.Duration
 	// ShopName is the salon's name in messages and the console.
 	ShopName string
+
+	// Dev is SALON_DEV=1: local development, where the published development
+	// secrets and a short ADMIN_TOKEN are accepted.
+	Dev bool
+
+	// Warnings name the settings this function does not use that are set but
+	// not valid; each was left at its default. The function logs them.
+	Warnings []string
 }
 
-// Load reads and checks the settings through getenv (nil means os.Getenv). Unset
-// settings take their defaults; whether a setting without a default is
-// needed is for each function to say with Require.
-func Load(getenv func(string) string) (*Config, error) {
-	if getenv == nil {
-		getenv = os.Getenv
-	}
-	get := func(name string) string { return strings.TrimSpace(getenv(name)) }
-	c := &Config{
+func defaults() *Config {
+	return &Config{
 		MySQLDSN:          DefaultMySQLDSN,
 		LockTTL:           DefaultLockTTL,
 		BookingWindowDays: DefaultBookingWindowDays,
-		AdminToken:        get("ADMIN_TOKEN"),
-		WXAppID:           get("WX_APPID"),
-		WXAppSecret:       get("WX_APPSECRET"),
 		WXAPIBase:         DefaultWXAPIBase,
-		CLSEndpoint:       get("CLS_ENDPOINT"),
-		CLSTopicID:        get("CLS_TOPIC_ID"),
 		CancelFreeHours:   DefaultCancelFreeHours,
 		NoShowGrace:       DefaultNoShowGrace,
 		RefundQueryAfter:  DefaultRefundQueryAfter,
 		RemindBefore:      DefaultRemindBefore,
 		ShopName:          DefaultShopName,
 	}
-	if v := get("SHOP_NAME"); v != "" {
-		c.ShopName = v
-	}
-
-	if v := get("MYSQL_DSN"); v != "" {
-		c.MySQLDSN = v
-	}
-	if _, err := mysql.ParseDSN(c.MySQLDSN); err != nil {
-		// The driver's message names the fault, not the password.
-		return nil, invalid("MYSQL_DSN", "not a go-sql-driver DSN: %v", err)
-	}
-
-	tz := get("SHOP_TZ")
-	if tz == "" {
-		tz = DefaultShopTZ
-	}
-	loc, err := time.LoadLocation(tz)
-	if err != nil {
-		return nil, invalid("SHOP_TZ", "unknown time zone %q", tz)
-	}
-	c.ShopTZ = loc
-
-	if v := get("LOCK_TTL"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
-			return nil, invalid("LOCK_TTL", "want a positive Go duration such as 15m, got %q", v)
-		}
-		c.LockTTL = d
-	}
-
-	if v := get("BOOKING_WINDOW_DAYS"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > maxBookingWindowDays {
-			return nil, invalid("BOOKING_WINDOW_DAYS", "want a whole number of days from 1 to %d, got %q", maxBookingWindowDays, v)
-		}
-		c.BookingWindowDays = n
-	}
-
-	if v := get("CANCEL_FREE_HOURS"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 || n > 24*maxBookingWindowDays {
-			return nil, invalid("CANCEL_FREE_HOURS", "want a whole number of hours, 0 or more, got %q", v)
-		}
-		c.CancelFreeHours = n
-	}
-	if v := get("NO_SHOW_LIMIT"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 || n > 1000 {
-			return nil, invalid("NO_SHOW_LIMIT", "want a whole number, 0 (off) or more, got %q", v)
-		}
-		c.NoShowLimit = n
-	}
-	for _, d := range []struct {
-		name string
-		into *time.Duration
-		zero bool // whether 0 is a meaningful value
-	}{
-		{"NO_SHOW_GRACE", &c.NoShowGrace, true},
-		{"REFUND_QUERY_AFTER", &c.RefundQueryAfter, false},
-		{"REMIND_BEFORE", &c.RemindBefore, false},
-	} {
-		if v := get(d.name); v != "" {
-			dur, err := time.ParseDuration(v)
-			if err != nil || dur < 0 || (dur == 0 && !d.zero) {
-				return nil, invalid(d.name, "want a positive Go duration such as 30m, got %q", v)
-			}
-			*d.into = dur
-		}
-	}
-
-	if v := get("SESSION_SECRET"); v != "" {
-		if len(v) < MinSessionSecretBytes {
-			return nil, invalid("SESSION_SECRET", "must be at least %d bytes, has %d", MinSessionSecretBytes, len(v))
-		}
-		c.SessionSecret = []byte(v)
-	}
-
-	if v := get("WX_API_BASE"); v != "" {
-		u, err := url.Parse(v)
-		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
-			return nil, invalid("WX_API_BASE", "want an http(s) base URL such as %s, got %q", DefaultWXAPIBase, v)
-		}
-		c.WXAPIBase = strings.TrimRight(v, "/")
-	}
-
-	// The audit trail goes to CLS only with both; one without the other is a typo.
-	if c.CLSEndpoint != "" && c.CLSTopicID == "" {
-		return nil, invalid("CLS_TOPIC_ID", "must be set when CLS_ENDPOINT is")
-	}
-	if c.CLSTopicID != "" && c.CLSEndpoint == "" {
-		return nil, invalid("CLS_ENDPOINT", "must be set when CLS_TOPIC_ID is")
-	}
-	return c, nil
 }
 
-func invalid(name, format string, args ...any) error {
-	e := booking.Errorf(booking.EINTERNAL, format, args...)
-	e.Detail = "invalid setting " + name + ": " + e.Detail
-	return e
+// A setting is one row of the configuration table (functions/README.md). parse reads a set
+// (trimmed, non-empty) value into c, or returns what is wrong with it without
+// quoting a secret; it changes c only when the value is good, so a bad value
+// leaves the default. get reads any other setting (for pairs that go together).
+// A nil parse means another package reads and checks the setting (WeChat Pay's,
+// when a function that uses them builds its client).
+type setting struct {
+	name  string
+	parse func(c *Config, v string, get func(string) string) error
+}
+
+var settings = []setting{
+	{"SALON_DEV", func(c *Config, v string, _ func(string) string) error {
+		switch v {
+		case "1":
+			c.Dev = true
+		case "0":
+		default:
+			return fmt.Errorf("only 1 means local development (0 or unset: not), got %q", v)
+		}
+		return nil
+	}},
+	{"MYSQL_DSN", func(c *Config, v string, _ func(string) string) error {
+		// The store's checks (a go-sql-driver DSN in utf8mb4); the message names
+		// the fault, not the password.
+		if _, err := mysql.Config(v); err != nil {
+			return err
+		}
+		c.MySQLDSN = v
+		return nil
+	}},
+	{"SHOP_TZ", func(c *Config, v string, _ func(string) string) error {
+		loc, err := time.LoadLocation(v)
+		if err != nil {
+			return fmt.Errorf("unknown time zone %q", v)
+		}
+		c.ShopTZ = loc
+		return nil
+	}},
+	{"LOCK_TTL", duration(func(c *Config) *time.Duration { return &c.LockTTL }, false)},
+	{"BOOKING_WINDOW_DAYS", wholeNumber(func(c *Config) *int { return &c.BookingWindowDays }, 1, maxBookingWindowDays)},
+	{"SESSION_SECRET", func(c *Config, v string, _ func(string) string) error {
+		if len(v) < MinSessionSecretBytes {
+			return fmt.Errorf("must be at least %d bytes, has %d", MinSessionSecretBytes, len(v))
+		}
+		if err := notPublished(c, v); err != nil {
+			return err
+		}
+		c.SessionSecret = []byte(v)
+		return nil
+	}},
+	{"ADMIN_TOKEN", func(c *Config, v string, _ func(string) string) error {
+		if err := notPublished(c, v); err != nil {
+			return err
+		}
+		if !c.Dev && len(v) < MinAdminTokenBytes {
+			return fmt.Errorf("must be at least %d bytes outside local development (SALON_DEV=1), has %d; make one with: openssl rand -hex 32", MinAdminTokenBytes, len(v))
+		}
+		c.AdminToken = v
+		return nil
+	}},
+	{"WX_APPID", text(func(c *Config) *string { return &c.WXAppID })},
+	{"WX_APPSECRET", text(func(c *Config) *string { return &c.WXAppSecret })},
+	{"WX_API_BASE", func(c *Config, v string, _ func(string) string) error {
+		u, err := url.Parse(v)
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+			return fmt.Errorf("want an http(s) base URL such as %s, got %q", DefaultWXAPIBase, v)
+		}
+		c.WXAPIBase = strings.TrimRight(v, "/")
+		return nil
+	}},
+	{"WECHATPAY_MCHID", nil},
+	{"WECHATPAY_MCH_CERT_SERIAL", nil},
+	{"WECHATPAY_MCH_PRIVATE_KEY", nil},
+	{"WECHATPAY_APIV3_KEY", nil},
+	{"WECHATPAY_PUBLIC_KEY_ID", nil},
+	{"WECHATPAY_PUBLIC_KEY", nil},
+	{"WECHATPAY_API_BASE", nil},
+	{"WECHATPAY_NOTIFY_URL", nil},
+	{"WECHATPAY_REFUND_NOTIFY_URL", nil},
+	// The audit trail goes to CLS only with both; one without the other is a typo.
+	{"CLS_ENDPOINT", pair(func(c *Config) *string { return &c.CLSEndpoint }, "CLS_TOPIC_ID")},
+	{"CLS_TOPIC_ID", pair(func(c *Config) *string { return &c.CLSTopicID }, "CLS_ENDPOINT")},
+	{"CANCEL_FREE_HOURS", wholeNumber(func(c *Config) *int { return &c.CancelFreeHours }, 0, 24*maxBookingWindowDays)},
+	{"NO_SHOW_GRACE", duration(func(c *Config) *time.Duration { return &c.NoShowGrace }, true)},
+	{"NO_SHOW_LIMIT", wholeNumber(func(c *Config) *int { return &c.NoShowLimit }, 0, 1000)},
+	{"REFUND_QUERY_AFTER", duration(func(c *Config) *time.Duration { return &c.RefundQueryAfter }, false)},
+	{"REMIND_BEFORE", duration(func(c *Config) *time.Duration { return &c.RemindBefore }, false)},
+	{"SHOP_NAME", text(func(c *Config) *string { return &c.ShopName })},
+}
+
+// The shapes of value most settings take.
+
+func text(field func(*Config) *string) func(*Config, string, func(string) string) error {
+	return func(c *Config, v string, _ func(string) string) error {
+		*field(c) = v
+		return nil
+	}
+}
+
+func pair(field func(*Config) *string, partner string) func(*Config, string, func(string) string) error {
+	return func(c *Config, v string, get func(string) string) error {
+		if get(partner) == "" {
+			return fmt.Errorf("is set but %s is not; set both or neither", partner)
+		}
+		*field(c) = v
+		return nil
+	}
+}
+
+// duration reads a Go duration: positive, or also 0 when zero means something.
+func duration(field func(*Config) *time.Duration, zero bool) func(*Config, string, func(string) string) error {
+	return func(c *Config, v string, _ func(string) string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 || (d == 0 && !zero) {
+			return fmt.Errorf("want a positive Go duration such as 30m, got %q", v)
+		}
+		*field(c) = d
+		return nil
+	}
+}
+
+func wholeNumber(field func(*Config) *int, min, max int) func(*Config, string, func(string) string) error {
+	return func(c *Config, v string, _ func(string) string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < min || n > max {
+			return fmt.Errorf("want a whole number from %d to %d, got %q", min, max, v)
+		}
+		*field(c) = n
+		return nil
+	}
+}
+
+// notPublished refuses a published development secret outside local development.
+func notPublished(c *Config, v string) error {
+	if !c.Dev && slices.Contains(DevelopmentSecrets, v) {
+		return fmt.Errorf("is the published development value (scripts/dev.sh); it is accepted only with SALON_DEV=1 (local development): set your own, e.g. openssl rand -hex 32")
+	}
+	return nil
+}
+
+// Names returns the name of every setting, in the table's order.
+func Names() []string {
+	names := make([]string, len(settings))
+	for i, s := range settings {
+		names[i] = s.name
+	}
+	return names
+}
+
+// Load reads every setting and checks all of them (the tools; a test of the
+// whole product). See LoadFor.
+func Load(getenv func(string) string) (*Config, error) {
+	return LoadFor(getenv, Names())
+}
+
+// LoadFor reads the settings through getenv (nil means os.Getenv) for a function
+// that uses the named ones. Unset settings take their defaults;
+// whether a setting without a default is needed is for each function to say with
+// Require. A bad setting the function uses is an error naming it; a bad setting
+// it does not use is left at its default and named in Config.Warnings. A name
+// the table does not know is an error too, so a typo in a function's list
+// cannot pass silently.
+//
+// Settings read by other packages (WeChat Pay's) are only named here; their
+// checks run where they are read.
+func LoadFor(getenv func(string) string, uses []string) (*Config, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	get := func(name string) string { return strings.TrimSpace(getenv(name)) }
+	for _, name := range uses {
+		if !slices.ContainsFunc(settings, func(s setting) bool { return s.name == name }) {
+			return nil, booking.Errorf(booking.EINTERNAL, "config: %s is not a setting", name)
+		}
+	}
+	c := defaults()
+	var bad []string // every bad setting the function uses, so one deploy fixes them all
+	for _, s := range settings {
+		v := get(s.name)
+		if s.parse == nil || v == "" {
+			continue
+		}
+		err := s.parse(c, v, get)
+		switch {
+		case err == nil:
+		case slices.Contains(uses, s.name):
+			bad = append(bad, fmt.Sprintf("invalid setting %s: %v", s.name, err))
+		default:
+			c.Warnings = append(c.Warnings, fmt.Sprintf("invalid setting %s (not used by this function, left at its default): %v", s.name, err))
+		}
+	}
+	if len(bad) > 0 {
+		return nil, booking.Errorf(booking.EINTERNAL, "%s", strings.Join(bad, "; "))
+	}
+	if c.ShopTZ == nil {
+		// The default from the embedded tzdata; it cannot fail.
+		c.ShopTZ, _ = time.LoadLocation(DefaultShopTZ)
+	}
+	return c, nil
 }
 
 // required maps each setting a function may require to whether it is present.

@@ -1,6 +1,9 @@
 package config
 
 import (
+	"os"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,7 +15,10 @@ func env(m map[string]string) func(string) string {
 	return func(k string) string { return m[k] }
 }
 
-const secret32 = "0123456789abcdef0123456789abcdef"
+const (
+	secret32 = "0123456789abcdef0123456789abcdef"
+	admin32  = "admin-0123456789abcdef0123456789"
+)
 
 func TestDefaults(t *testing.T) {
 	c, err := Load(env(nil))
@@ -39,7 +45,7 @@ func TestValues(t *testing.T) {
 		"LOCK_TTL":            " 90s ",
 		"BOOKING_WINDOW_DAYS": "30",
 		"SESSION_SECRET":      secret32,
-		"ADMIN_TOKEN":         "admin-token",
+		"ADMIN_TOKEN":         admin32,
 		"WX_APPID":            "wxapp",
 		"WX_APPSECRET":        "wxsecret",
 		"WX_API_BASE":         "http://127.0.0.1:9000/",
@@ -51,7 +57,7 @@ func TestValues(t *testing.T) {
 	}
 	want := Config{
 		MySQLDSN: "salon:pw@tcp(db.internal:3306)/salon?parseTime=true", LockTTL: 90 * time.Second, BookingWindowDays: 30,
-		SessionSecret: []byte(secret32), AdminToken: "admin-token", WXAppID: "wxapp", WXAppSecret: "wxsecret",
+		SessionSecret: []byte(secret32), AdminToken: admin32, WXAppID: "wxapp", WXAppSecret: "wxsecret",
 		WXAPIBase: "http://127.0.0.1:9000", CLSEndpoint: "https://ap-guangzhou.cls.tencentcs.com", CLSTopicID: "topic-1",
 	}
 	if c.ShopTZ.String() != "Asia/Tokyo" {
@@ -75,6 +81,8 @@ func TestBadValues(t *testing.T) {
 	}{
 		{"MYSQL_DSN", "root@tcp(127.0.0.1:3306", ""},
 		{"MYSQL_DSN", "user:hunter2@tcp(host:3306)salon", "hunter2"},
+		{"MYSQL_DSN", "user:hunter2@tcp(host:3306)/salon?charset=gbk", "hunter2"},
+		{"MYSQL_DSN", "user:hunter2@tcp(host:3306)/salon?character_set_client=gbk", "hunter2"},
 		{"SHOP_TZ", "Mars/Olympus", ""},
 		{"LOCK_TTL", "15", ""},
 		{"LOCK_TTL", "abc", ""},
@@ -86,6 +94,14 @@ func TestBadValues(t *testing.T) {
 		{"BOOKING_WINDOW_DAYS", "1.5", ""},
 		{"BOOKING_WINDOW_DAYS", "366", ""},
 		{"SESSION_SECRET", "too-short-secret-value", "too-short-secret-value"},
+		{"SESSION_SECRET", "dev-only-session-secret-never-use-in-production", "dev-only-session-secret-never-use-in-production"},
+		{"ADMIN_TOKEN", "dev-admin-token", "dev-admin-token"},
+		{"ADMIN_TOKEN", "admin-token-of-31-bytes-0123456", "admin-token-of-31-bytes-0123456"},
+		{"SALON_DEV", "yes", ""},
+		{"CANCEL_FREE_HOURS", "two", ""},
+		{"NO_SHOW_GRACE", "-1m", ""},
+		{"NO_SHOW_LIMIT", "-1", ""},
+		{"REFUND_QUERY_AFTER", "0", ""},
 		{"WX_API_BASE", "api.weixin.qq.com", ""},
 		{"WX_API_BASE", "ftp://api.weixin.qq.com", ""},
 		{"WX_API_BASE", "https://", ""},
@@ -173,5 +189,87 @@ func TestLoader(t *testing.T) {
 	c2, err := l.Get()
 	if err != nil || c2 != c || calls != n {
 		t.Errorf("not cached: %+v %v", c2, err)
+	}
+}
+
+// TestLoadForChecksOnlyWhatItUses: a bad setting stops only the functions that
+// use it; elsewhere it is a warning and the default stands.
+func TestLoadForChecksOnlyWhatItUses(t *testing.T) {
+	vals := env(map[string]string{
+		"SESSION_SECRET": "too-short", "SHOP_TZ": "Asia/Shanghia", "LOCK_TTL": "2m",
+		"CLS_ENDPOINT": "https://cls.tencentcloudapi.com", // without CLS_TOPIC_ID
+	})
+	c, err := LoadFor(vals, []string{"MYSQL_DSN", "LOCK_TTL"})
+	if err != nil {
+		t.Fatalf("a function not using SESSION_SECRET, SHOP_TZ or CLS refused: %v", err)
+	}
+	if c.SessionSecret != nil || c.ShopTZ.String() != DefaultShopTZ || c.CLSEndpoint != "" || c.LockTTL != 2*time.Minute {
+		t.Errorf("bad unused settings not left at their defaults (or a good one lost): %+v", c)
+	}
+	warned := strings.Join(c.Warnings, "\n")
+	for _, name := range []string{"SESSION_SECRET", "SHOP_TZ", "CLS_ENDPOINT"} {
+		if !strings.Contains(warned, name) {
+			t.Errorf("no warning names %s: %q", name, c.Warnings)
+		}
+	}
+	if strings.Contains(warned, "too-short") {
+		t.Errorf("a warning quotes the secret: %q", c.Warnings)
+	}
+	for _, uses := range [][]string{{"SESSION_SECRET"}, {"MYSQL_DSN", "SHOP_TZ"}, {"CLS_ENDPOINT"}} {
+		_, err := LoadFor(vals, uses)
+		if booking.ErrorCode(err) != booking.EINTERNAL || !strings.Contains(err.Error(), "invalid setting "+uses[len(uses)-1]) {
+			t.Errorf("a function using %v: err %v, want INTERNAL naming %s", uses, err, uses[len(uses)-1])
+		}
+	}
+	if _, err := LoadFor(vals, []string{"MYSQL_DNS"}); err == nil || !strings.Contains(err.Error(), "MYSQL_DNS") {
+		t.Errorf("a typo in a function's list passed: %v", err)
+	}
+	if c, err := LoadFor(env(nil), Names()); err != nil || len(c.Warnings) != 0 {
+		t.Errorf("nothing set: %+v %v", c, err)
+	}
+}
+
+// TestDevelopmentSecrets: the secrets scripts/dev.sh publishes, and a short
+// ADMIN_TOKEN, are refused unless SALON_DEV=1.
+func TestDevelopmentSecrets(t *testing.T) {
+	b, err := os.ReadFile("../../scripts/dev.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	published := map[string]string{}
+	for _, m := range regexp.MustCompile(`export (SESSION_SECRET|ADMIN_TOKEN)="([^"$]+)"`).FindAllStringSubmatch(string(b), -1) {
+		published[m[1]] = m[2]
+	}
+	if len(published) != 2 {
+		t.Fatalf("scripts/dev.sh: found development secrets %v, want SESSION_SECRET and ADMIN_TOKEN", published)
+	}
+	if !regexp.MustCompile(`(?m)^export SALON_DEV=1$`).Match(b) {
+		t.Error("scripts/dev.sh does not export SALON_DEV=1")
+	}
+	for name, v := range published {
+		if !slices.Contains(DevelopmentSecrets, v) {
+			t.Errorf("scripts/dev.sh's %s %q is not in DevelopmentSecrets", name, v)
+		}
+		for _, dev := range []string{"", "0"} {
+			_, err := Load(env(map[string]string{name: v, "SALON_DEV": dev}))
+			if booking.ErrorCode(err) != booking.EINTERNAL || !strings.Contains(err.Error(), name) || strings.Contains(err.Error(), v) {
+				t.Errorf("%s = dev.sh's value, SALON_DEV=%q: err %v, want INTERNAL naming %s (not the value)", name, dev, err, name)
+			}
+		}
+		c, err := Load(env(map[string]string{name: v, "SALON_DEV": "1"}))
+		if err != nil || !c.Dev {
+			t.Errorf("%s = dev.sh's value with SALON_DEV=1: %v", name, err)
+		}
+	}
+	// A short admin token: refused outside development, whatever else is set.
+	short := "0123456789abcdef0123456789abcde" // 31 bytes
+	if _, err := Load(env(map[string]string{"ADMIN_TOKEN": short})); err == nil || !strings.Contains(err.Error(), "32 bytes") {
+		t.Errorf("31-byte ADMIN_TOKEN: %v", err)
+	}
+	if c, err := Load(env(map[string]string{"ADMIN_TOKEN": short, "SALON_DEV": "1"})); err != nil || c.AdminToken != short {
+		t.Errorf("31-byte ADMIN_TOKEN with SALON_DEV=1: %+v %v", c, err)
+	}
+	if c, err := Load(env(map[string]string{"ADMIN_TOKEN": short + "f"})); err != nil || c.AdminToken != short+"f" {
+		t.Errorf("32-byte ADMIN_TOKEN: %+v %v", c, err)
 	}
 }

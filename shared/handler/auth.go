@@ -11,6 +11,7 @@ import (
 	"salon/shared/apigw"
 	"salon/shared/booking"
 	"salon/shared/handler/console"
+	"salon/shared/service"
 	"salon/shared/wire"
 )
 
@@ -18,14 +19,17 @@ import (
 type depsHandler func(ctx context.Context, d *wire.Deps, r *apigw.Request) (*apigw.Response, error)
 
 // withDeps adapts a handler that needs the dependencies; a configuration that
-// cannot be built answers INTERNAL (the log names the setting).
+// cannot be built answers INTERNAL (the log names the setting). Every error the
+// handler returns is classified here, once for all routes: a database that is
+// down or out of connections answers 503 UNAVAILABLE with Retry-After, never 500.
 func withDeps(e *wire.Env, h depsHandler) apigw.HandlerFunc {
 	return func(ctx context.Context, r *apigw.Request) (*apigw.Response, error) {
 		d, err := e.Deps()
 		if err != nil {
 			return nil, err
 		}
-		return h(ctx, d, r)
+		resp, err := h(ctx, d, r)
+		return resp, service.Classify(err)
 	}
 }
 

@@ -23,6 +23,7 @@ const maxMine = 50
 
 // SlotsRouter serves the public schedule and the health check (function slots).
 func SlotsRouter(e *wire.Env) *apigw.Router {
+	e = e.For(slotsFunction)
 	rt := apigw.NewRouter("slots", e.Logger())
 	rt.Handle(http.MethodGet, "/healthz", func(ctx context.Context, r *apigw.Request) (*apigw.Response, error) {
 		d, err := e.Deps()
@@ -33,7 +34,9 @@ func SlotsRouter(e *wire.Env) *apigw.Router {
 		}
 		if err != nil {
 			apigw.Logger(ctx).Error("health check failed", "err", err.Error())
-			return apigw.JSON(http.StatusServiceUnavailable, map[string]string{"status": "unavailable"}), nil
+			resp := apigw.JSON(http.StatusServiceUnavailable, map[string]string{"status": "unavailable"})
+			resp.Headers["Retry-After"] = apigw.RetryAfterSeconds
+			return resp, nil
 		}
 		return apigw.JSON(http.StatusOK, map[string]string{"status": "ok"}), nil
 	})
@@ -73,6 +76,7 @@ func oneQuery(r *apigw.Request, name string) (string, error) {
 
 // LoginRouter exchanges the mini-program's login code for a session token.
 func LoginRouter(e *wire.Env) *apigw.Router {
+	e = e.For(loginFunction)
 	rt := apigw.NewRouter("login", e.Logger())
 	rt.Handle(http.MethodPost, "/login", withDeps(e, func(ctx context.Context, d *wire.Deps, r *apigw.Request) (*apigw.Response, error) {
 		if err := d.Cfg.Require("SESSION_SECRET", "WX_APPID", "WX_APPSECRET"); err != nil {
@@ -104,6 +108,7 @@ func LoginRouter(e *wire.Env) *apigw.Router {
 
 // ReserveRouter serves reservations: create, pay again, and the customer's list.
 func ReserveRouter(e *wire.Env) *apigw.Router {
+	e = e.For(reserveFunction)
 	rt := apigw.NewRouter("reserve", e.Logger())
 	rt.Handle(http.MethodPost, "/bookings", withDeps(e, func(ctx context.Context, d *wire.Deps, r *apigw.Request) (*apigw.Response, error) {
 		openid, err := customerOf(d, r)
@@ -215,6 +220,7 @@ func customerAndID(d *wire.Deps, r *apigw.Request) (string, int64, error) {
 
 // CancelRouter serves the customer's cancel.
 func CancelRouter(e *wire.Env) *apigw.Router {
+	e = e.For(cancelFunction)
 	rt := apigw.NewRouter("cancel", e.Logger())
 	rt.Handle(http.MethodPost, "/bookings/{id}/cancel", withDeps(e, func(ctx context.Context, d *wire.Deps, r *apigw.Request) (*apigw.Response, error) {
 		openid, id, err := customerAndID(d, r)
@@ -247,6 +253,7 @@ func bookingResponse(d *wire.Deps, b *booking.Booking, err error, withOpenID boo
 // AdminRouter serves the salon: schedule, slot changes, the day's bookings,
 // cancel and check-in, and the console (HTML) under /admin/.
 func AdminRouter(e *wire.Env) *apigw.Router {
+	e = e.For(adminFunction)
 	rt := apigw.NewRouter("admin", e.Logger())
 	console.Register(rt, e)
 	admin := func(h func(ctx context.Context, d *wire.Deps, r *apigw.Request) (*apigw.Response, error)) apigw.HandlerFunc {
@@ -327,6 +334,7 @@ func AdminRouter(e *wire.Env) *apigw.Router {
 // Release is the timer function: one release run, answered with its summary. An
 // error makes SCF retry the run, which is safe: every step is idempotent.
 func Release(e *wire.Env) func(ctx context.Context, _ json.RawMessage) (service.Summary, error) {
+	e = e.For(releaseFunction)
 	return func(ctx context.Context, _ json.RawMessage) (service.Summary, error) {
 		start := time.Now()
 		d, err := e.Deps()
@@ -335,10 +343,11 @@ func Release(e *wire.Env) func(ctx context.Context, _ json.RawMessage) (service.
 			return service.Summary{}, errors.New(booking.ErrorMessage(err) + ": " + err.Error())
 		}
 		sum, err := d.Svc.Release(ctx)
+		err = service.Classify(err)
 		attrs := []any{"function", "release", "released", sum.Released, "confirmed", sum.Confirmed,
 			"refunded", sum.Refunded, "audited", sum.Audited, "duration_ms", time.Since(start).Milliseconds()}
 		if err != nil {
-			e.Logger().Error("release run failed", append(attrs, "err", err.Error())...)
+			e.Logger().Error("release run failed", append(attrs, "code", booking.ErrorCode(err), "err", err.Error())...)
 			return sum, err
 		}
 		e.Logger().Info("release run", attrs...)

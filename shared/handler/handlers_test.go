@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"salon/shared/apigw"
 	"salon/shared/booking"
 	"salon/shared/mysql/mysqltest"
 	"salon/shared/session"
@@ -451,9 +452,9 @@ func TestForbiddenWithoutAdminToken(t *testing.T) {
 	s.unchanged(before, "admin routes without ADMIN_TOKEN")
 }
 
-// TestInternalErrorsNameNothing: a missing setting or a database that does not
-// answer is 500 INTERNAL with the generic message; the log, not the answer,
-// names the cause.
+// TestInternalErrorsNameNothing: a missing setting is 500 INTERNAL and a
+// database that does not answer is 503 UNAVAILABLE with Retry-After, each with
+// the generic message; the log, not the answer, names the cause.
 func TestInternalErrorsNameNothing(t *testing.T) {
 	t.Parallel()
 	t.Run("SESSION_SECRET missing", func(t *testing.T) {
@@ -489,11 +490,19 @@ func TestInternalErrorsNameNothing(t *testing.T) {
 		t.Parallel()
 		s := newSystem(t, func(env map[string]string) { env["MYSQL_DSN"] = "root@tcp(127.0.0.1:1)/salon?timeout=1s" })
 		a := s.call("GET", "/healthz", "", nil)
-		if a.Status != 503 || string(a.Body) != `{"status":"unavailable"}` {
-			t.Errorf("healthz: %d %s", a.Status, a.Body)
+		if a.Status != 503 || string(a.Body) != `{"status":"unavailable"}` || a.Header.Get("Retry-After") == "" {
+			t.Errorf("healthz: %d %v %s", a.Status, a.Header, a.Body)
 		}
-		s.wantError(s.call("GET", "/slots?date=2026-12-01", "", nil), 500, booking.EINTERNAL)
-		s.wantError(s.call("POST", "/bookings", s.token("o-x"), map[string]any{"slotId": 1}), 500, booking.EINTERNAL)
+		for _, a := range []answer{
+			s.call("GET", "/slots?date=2026-12-01", "", nil),
+			s.call("POST", "/bookings", s.token("o-x"), map[string]any{"slotId": 1}),
+			s.call("GET", "/admin/bookings?date=2026-12-01", testAdmin, nil),
+		} {
+			s.wantError(a, 503, booking.EUNAVAILABLE)
+			if a.Header.Get("Retry-After") != apigw.RetryAfterSeconds {
+				t.Errorf("503 UNAVAILABLE without Retry-After: %v", a.Header)
+			}
+		}
 		if !strings.Contains(s.logs.String(), "connect") && !strings.Contains(s.logs.String(), "refused") {
 			t.Errorf("the log does not say why:\n%s", s.logs.String())
 		}

@@ -31,7 +31,7 @@ const (
 	testAppSecret = "app-secret-for-tests-only"
 	testMchID     = "1900000109"
 	testSecret    = "session-secret-0123456789abcdef0123456789"
-	testAdmin     = "admin-token-0123456789"
+	testAdmin     = "admin-token-0123456789abcdef0123456789"
 )
 
 type syncBuffer = testkit.SyncBuffer
@@ -139,6 +139,7 @@ func (s *system) token(openid string) string {
 
 type answer struct {
 	Status int
+	Header http.Header
 	Body   []byte
 	JSON   map[string]any
 }
@@ -183,7 +184,7 @@ func (s *system) send(req *http.Request) answer {
 		s.t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	a := answer{Status: resp.StatusCode}
+	a := answer{Status: resp.StatusCode, Header: resp.Header}
 	a.Body, _ = io.ReadAll(resp.Body)
 	json.Unmarshal(a.Body, &a.JSON)
 	return a

@@ -7,6 +7,8 @@ import (
 	"net/http"
 
 	"salon/shared/apigw"
+	"salon/shared/booking"
+	"salon/shared/service"
 	"salon/shared/wechatpay"
 	"salon/shared/wire"
 )
@@ -41,6 +43,7 @@ func notifyRequest(ctx context.Context, r *apigw.Request) *http.Request {
 // read from a notification before its signature and its encryption are verified;
 // a forged one answers FAIL and changes nothing.
 func PayNotifyRouter(e *wire.Env) *apigw.Router {
+	e = e.For(payNotifyFunction)
 	rt := apigw.NewRouter("paynotify", e.Logger())
 	rt.Handle(http.MethodPost, "/pay/notify", withDeps(e, func(ctx context.Context, d *wire.Deps, r *apigw.Request) (*apigw.Response, error) {
 		if d.Pay == nil {
@@ -56,8 +59,7 @@ func PayNotifyRouter(e *wire.Env) *apigw.Router {
 		}
 		outcome, err := d.Svc.HandlePayment(ctx, p)
 		if err != nil {
-			apigw.Logger(ctx).Error("payment notification not handled; WeChat will retry", "err", err.Error())
-			return fail(http.StatusInternalServerError, "retry later"), nil
+			return notHandled(ctx, "payment", err), nil
 		}
 		apigw.Logger(ctx).Info("payment notification", "outcome", string(outcome), "event_id", p.EventID)
 		return apigw.NoContent(), nil
@@ -75,12 +77,26 @@ func PayNotifyRouter(e *wire.Env) *apigw.Router {
 			apigw.SetBookingID(ctx, id)
 		}
 		if err := d.Svc.HandleRefund(ctx, n); err != nil {
-			apigw.Logger(ctx).Error("refund notification not handled; WeChat will retry", "err", err.Error())
-			return fail(http.StatusInternalServerError, "retry later"), nil
+			return notHandled(ctx, "refund", err), nil
 		}
 		return apigw.NoContent(), nil
 	}))
 	return rt
+}
+
+// notHandled answers a verified notification the service could not apply.
+// WeChat delivers it again on any failure; a database that is down or out of
+// connections says so with 503 and Retry-After, like every other route.
+func notHandled(ctx context.Context, kind string, err error) *apigw.Response {
+	err = service.Classify(err)
+	apigw.Logger(ctx).Error(kind+" notification not handled; WeChat will retry",
+		"code", booking.ErrorCode(err), "err", err.Error())
+	if booking.IsCode(err, booking.EUNAVAILABLE) {
+		resp := fail(http.StatusServiceUnavailable, "retry later")
+		resp.Headers["Retry-After"] = apigw.RetryAfterSeconds
+		return resp
+	}
+	return fail(http.StatusInternalServerError, "retry later")
 }
 
 func rejectNotification(ctx context.Context, err error) *apigw.Response {

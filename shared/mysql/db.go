@@ -12,10 +12,12 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"salon/shared/booking"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
+
+	"salon/shared/booking"
 
 	"github.com/go-sql-driver/mysql"
 )
@@ -46,21 +48,42 @@ type Options struct {
 // by a frozen instance is not reused.
 var SCFOptions = Options{MaxOpenConns: 2, ConnMaxLifetime: 5 * time.Minute, ConnMaxIdleTime: time.Minute}
 
-// Config returns the driver configuration the store needs for dsn: UTC times, a
-// UTC session zone, short network timeouts, and client-side interpolation of
-// parameters (one round trip per statement instead of three; values are still
-// escaped by the driver, never concatenated by us).
+// Config returns the driver configuration the store needs for dsn: UTF-8
+// (utf8mb4) on the connection, UTC times, a UTC session zone, short network
+// timeouts, and client-side interpolation of parameters (one round trip per
+// statement instead of three; values are still escaped by the driver, never
+// concatenated by us).
+//
+// The character set is pinned because the driver's escaping is only as good as
+// its agreement with the server about where a character ends. With a
+// multi-byte set such as gbk, the byte 0x5C (backslash) can be the second half
+// of a character: the backslash the driver puts before a quote is eaten, and
+// the quote ends the string. With multi-statements on, an Idempotency-Key such
+// as "中';UPDATE t_slot SET price_fen=1;#" then re-prices every slot
+// (TestCharsetProof). utf8mb4 has no such bytes, so a DSN that asks for any
+// other character set or collation is refused here, not silently rewritten.
 func Config(dsn string) (*mysql.Config, error) {
 	cfg, err := mysql.ParseDSN(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("MYSQL_DSN: %w", err)
+	}
+	if err := checkCharset(dsn); err != nil {
+		return nil, err
+	}
+	if cfg.Collation == "" {
+		// The driver's own default, said out loud: the handshake then sets the
+		// client, connection and result character sets to utf8mb4.
+		cfg.Collation = defaultCollation
 	}
 	cfg.ParseTime = true
 	cfg.Loc = time.UTC
 	cfg.InterpolateParams = true
 	// Reserve sends its whole write as one multi-statement round trip
 	// (reserveSQL). Every statement text is a constant and every value is
-	// escaped by the driver, so this widens nothing an input could reach.
+	// escaped by the driver in a character set where escaping holds (above), so
+	// this widens nothing an input could reach. It is on for the whole pool
+	// rather than a second pool for reserve alone: a second pool would double
+	// the connections each instance may hold against max_connections.
 	cfg.MultiStatements = true
 	if cfg.Params == nil {
 		cfg.Params = map[string]string{}
@@ -78,6 +101,46 @@ func Config(dsn string) (*mysql.Config, error) {
 	return cfg, nil
 }
 
+// defaultCollation is the connection collation when the DSN names none: the
+// driver's default, and MariaDB's default for utf8mb4.
+const defaultCollation = "utf8mb4_general_ci"
+
+// checkCharset refuses a DSN whose parameters choose a connection character
+// set or collation other than utf8mb4: the driver's charset and collation, and
+// any session variable that does the same (the driver sends unknown parameters
+// as SET name=value, so character_set_client=gbk would work as well as
+// charset=gbk). The parameters are read the way the driver reads them: after
+// the first '?' that follows the last '/'.
+func checkCharset(dsn string) error {
+	rest := dsn[strings.LastIndexByte(dsn, '/')+1:]
+	_, query, ok := strings.Cut(rest, "?")
+	if !ok {
+		return nil
+	}
+	for param := range strings.SplitSeq(query, "&") {
+		key, value, ok := strings.Cut(param, "=")
+		if !ok {
+			continue
+		}
+		if v, err := url.QueryUnescape(value); err == nil {
+			value = v
+		}
+		lower := strings.ToLower(key)
+		collation := lower == "collation" || strings.HasPrefix(lower, "collation_")
+		if !collation && lower != "charset" && lower != "names" && !strings.HasPrefix(lower, "character_set") {
+			continue
+		}
+		// charset may list several to try in turn; every one must be utf8mb4.
+		for _, v := range strings.Split(value, ",") {
+			v = strings.ToLower(strings.Trim(strings.TrimSpace(v), `'"`))
+			if v != "utf8mb4" && (!collation || !strings.HasPrefix(v, "utf8mb4_")) {
+				return fmt.Errorf("MYSQL_DSN: %s=%s: the store talks utf8mb4 only (in a multi-byte character set such as gbk an escaped value can end its string); remove %s or set it to utf8mb4", key, value, key)
+			}
+		}
+	}
+	return nil
+}
+
 // Open returns a store for dsn without connecting; the first query connects, so a
 // slow database does not hold up an SCF instance's start.
 func Open(dsn string, opt Options) (*DB, error) {
@@ -85,6 +148,11 @@ func Open(dsn string, opt Options) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
+	return openConfig(cfg, opt)
+}
+
+// openConfig opens a store on a driver configuration Config made.
+func openConfig(cfg *mysql.Config, opt Options) (*DB, error) {
 	conn, err := mysql.NewConnector(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("MYSQL_DSN: %w", err)

@@ -1,5 +1,7 @@
 package mysql
 
+import drv "github.com/go-sql-driver/mysql"
+
 // The SQL spellings of domain rules, for the tests that check them against
 // package booking.
 const (
@@ -8,3 +10,7 @@ const (
 )
 
 var SeatHoldingSQLForTest = seatHoldingSQL
+
+// OpenConfigForTest opens a store on a driver configuration as given, without
+// Config's checks: TestCharsetProof uses it to show what those checks prevent.
+func OpenConfigForTest(cfg *drv.Config, opt Options) (*DB, error) { return openConfig(cfg, opt) }

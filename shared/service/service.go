@@ -364,6 +364,12 @@ func (s *Service) UpdateSlot(ctx context.Context, slotID int64, u booking.SlotUp
 	return v, err
 }
 
+// Classify gives an error from the service the code its answer needs: a
+// database that did not answer, refused the connection or dropped it is
+// UNAVAILABLE (mysql.Classify knows which driver errors those are); any other
+// error is returned as it is. The handlers apply it to every error they answer.
+func Classify(err error) error { return mysql.Classify(err) }
+
 // Ping checks that the database answers (GET /healthz).
 func (s *Service) Ping(ctx context.Context) error { return s.Store.Ping(ctx) }
 

@@ -6,10 +6,12 @@ package wire
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -29,6 +31,10 @@ import (
 // the warm instance: configuration read and checked once, one small connection
 // pool, one WeChat Pay client. A failure is not kept, so a fixed setting or a
 // database that came back is picked up by the next invocation.
+//
+// Each function's router binds its Env with For, naming the settings the
+// function uses: only those can stop it (see config.LoadFor). An Env not bound
+// to a function builds the whole product and checks every setting.
 type Env struct {
 	Getenv   func(string) string // nil: os.Getenv
 	Log      *slog.Logger        // nil: JSON lines on stdout
@@ -38,9 +44,48 @@ type Env struct {
 	// Tests shorten it to prove a hung WeChat answers 503 without waiting.
 	LoginTimeout time.Duration
 
-	logOnce sync.Once
-	mu      sync.Mutex
-	deps    *Deps
+	// fn is the function this Env builds for, and parent the Env it was bound
+	// from (whose fields above it reads); both nil for an unbound Env.
+	fn     *Function
+	parent *Env
+
+	logOnce  sync.Once
+	mu       sync.Mutex
+	deps     *Deps
+	children []*Env
+}
+
+// Function names one SCF function and the settings (config names) it uses.
+type Function struct {
+	Name     string
+	Settings []string
+}
+
+// For returns the Env of one function: the same environment, logger, audit
+// output and clocks as e (read when the dependencies are built, so a test may
+// still set them), and dependencies of its own, built from the settings fn
+// uses. Asking again for a function of the same name returns the same Env, so
+// a test that builds a router per request still has one pool per function.
+// Closing e closes them too.
+func (e *Env) For(fn Function) *Env {
+	root := e.root()
+	root.mu.Lock()
+	defer root.mu.Unlock()
+	for _, c := range root.children {
+		if c.fn.Name == fn.Name {
+			return c
+		}
+	}
+	child := &Env{fn: &fn, parent: root}
+	root.children = append(root.children, child)
+	return child
+}
+
+func (e *Env) root() *Env {
+	if e.parent != nil {
+		return e.parent
+	}
+	return e
 }
 
 // DefaultLoginTimeout is how long /login waits for WeChat's code2session: well
@@ -50,8 +95,8 @@ const DefaultLoginTimeout = 4 * time.Second
 
 // LoginTimeoutOrDefault is the code2session bound this instance uses.
 func (e *Env) LoginTimeoutOrDefault() time.Duration {
-	if e.LoginTimeout > 0 {
-		return e.LoginTimeout
+	if t := e.root().LoginTimeout; t > 0 {
+		return t
 	}
 	return DefaultLoginTimeout
 }
@@ -67,8 +112,8 @@ type Deps struct {
 }
 
 func (e *Env) getenv(name string) string {
-	if e.Getenv != nil {
-		return e.Getenv(name)
+	if g := e.root().Getenv; g != nil {
+		return g(name)
 	}
 	return os.Getenv(name)
 }
@@ -76,12 +121,13 @@ func (e *Env) getenv(name string) string {
 // Logger returns the function's structured logger. The default is set once, so
 // concurrent first calls (a router and a release run) do not race on Log.
 func (e *Env) Logger() *slog.Logger {
-	e.logOnce.Do(func() {
-		if e.Log == nil {
-			e.Log = apigw.NewLogger(os.Stdout)
+	r := e.root()
+	r.logOnce.Do(func() {
+		if r.Log == nil {
+			r.Log = apigw.NewLogger(os.Stdout)
 		}
 	})
-	return e.Log
+	return r.Log
 }
 
 // Deps returns the dependencies, building them on the first successful call.
@@ -91,9 +137,36 @@ func (e *Env) Deps() (*Deps, error) {
 	if e.deps != nil {
 		return e.deps, nil
 	}
-	cfg, err := config.Load(e.getenv)
+	d, err := e.build()
 	if err != nil {
 		return nil, err
+	}
+	e.deps = d
+	return d, nil
+}
+
+// uses reports whether this Env's function uses the named setting (every
+// setting, for an Env not bound to a function).
+func (e *Env) uses(name string) bool {
+	return e.fn == nil || slices.Contains(e.fn.Settings, name)
+}
+
+func (e *Env) build() (*Deps, error) {
+	root, log := e.root(), e.Logger()
+	function := "salon"
+	var cfg *config.Config
+	var err error
+	if e.fn == nil {
+		cfg, err = config.Load(e.getenv)
+	} else {
+		function = e.fn.Name
+		cfg, err = config.LoadFor(e.getenv, e.fn.Settings)
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range cfg.Warnings {
+		log.Warn("setting ignored", "function", function, "warning", w)
 	}
 	store, err := mysql.Open(cfg.MySQLDSN, mysql.SCFOptions)
 	if err != nil {
@@ -104,30 +177,32 @@ func (e *Env) Deps() (*Deps, error) {
 	store.RemindBefore = cfg.RemindBefore
 
 	d := &Deps{Cfg: cfg}
-	d.Svc = &service.Service{Store: store, AppID: cfg.WXAppID, Loc: cfg.ShopTZ, Log: e.Logger(),
+	d.Svc = &service.Service{Store: store, AppID: cfg.WXAppID, Loc: cfg.ShopTZ, Log: log,
 		CancelFreeHours: cfg.CancelFreeHours, NoShowGrace: cfg.NoShowGrace, NoShowLimit: cfg.NoShowLimit,
 		RefundQueryAfter: cfg.RefundQueryAfter, RemindBefore: cfg.RemindBefore}
 	if e.getenv("WECHATPAY_MCHID") != "" {
-		pcfg, err := wechatpay.ConfigFromEnv(e.getenv)
-		if err != nil {
+		pay, mchID, err := e.weChatPay()
+		switch {
+		case err == nil:
+			d.Pay, d.Svc.Pay, d.Svc.MchID = pay, pay, mchID
+		case e.uses("WECHATPAY_MCHID"):
 			store.Close()
 			return nil, booking.Errorf(booking.EINTERNAL, "%v", err)
+		default:
+			// Same rule as config's: a bad setting stops only what uses it.
+			log.Warn("setting ignored", "function", function,
+				"warning", "WeChat Pay settings (not used by this function, left unset): "+err.Error())
 		}
-		if d.Pay, err = wechatpay.New(pcfg); err != nil {
-			store.Close()
-			return nil, booking.Errorf(booking.EINTERNAL, "%v", err)
-		}
-		d.Svc.Pay, d.Svc.MchID = d.Pay, pcfg.MchID
 	}
-	if ccfg, ok := cls.ConfigFromEnv(e.getenv); ok {
+	if ccfg, ok := cls.ConfigFromEnv(e.getenv); ok && cfg.CLSEndpoint != "" {
 		d.Svc.Shipper = cls.New(ccfg, e.getenv)
 	}
-	d.Svc.AuditOut = e.AuditOut
+	d.Svc.AuditOut = root.AuditOut
 	if d.Svc.AuditOut == nil {
 		d.Svc.AuditOut = os.Stdout
 	}
 	if len(cfg.SessionSecret) > 0 {
-		d.Sessions = &session.Signer{Secret: cfg.SessionSecret, Now: e.Now}
+		d.Sessions = &session.Signer{Secret: cfg.SessionSecret, Now: root.Now}
 	}
 	if cfg.WXAppID != "" {
 		d.Login = &wxlogin.Client{BaseURL: cfg.WXAPIBase, AppID: cfg.WXAppID, AppSecret: cfg.WXAppSecret}
@@ -135,19 +210,37 @@ func (e *Env) Deps() (*Deps, error) {
 	if cfg.WXAppID != "" && cfg.WXAppSecret != "" {
 		d.Svc.Messages = e.messenger(cfg, store)
 	}
-	e.deps = d
 	return d, nil
 }
 
-// Close closes the store of the built dependencies, if any (tests, local tools).
+// weChatPay builds the WeChat Pay client from its settings.
+func (e *Env) weChatPay() (*wechatpay.Client, string, error) {
+	pcfg, err := wechatpay.ConfigFromEnv(e.getenv)
+	if err != nil {
+		return nil, "", err
+	}
+	pay, err := wechatpay.New(pcfg)
+	if err != nil {
+		return nil, "", err
+	}
+	return pay, pcfg.MchID, nil
+}
+
+// Close closes the store of the built dependencies, if any, and those of the
+// functions bound from e (tests, local tools).
 func (e *Env) Close() error {
 	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.deps == nil {
-		return nil
+	children := e.children
+	e.children = nil
+	var err error
+	if e.deps != nil {
+		err = e.deps.Svc.Store.Close()
+		e.deps = nil
 	}
-	err := e.deps.Svc.Store.Close()
-	e.deps = nil
+	e.mu.Unlock()
+	for _, c := range children {
+		err = errors.Join(err, c.Close())
+	}
 	return err
 }
 

@@ -5,9 +5,11 @@
 //	scflocal serve  -serverless serverless.yml -bin-dir dist [-addr 127.0.0.1:8080] [-release-every 1m]
 //	scflocal invoke -bin dist/reserve/main -event event.json [-timeout 10s] [-serverless serverless.yml]
 //
-// serve passes its own environment through to every function (over the
-// ${env:NAME} values serverless.yml gives them), so the settings (the configuration
-// table in functions/README.md) are exported once, in the shell that starts it.
+// Each function gets only the environment names serverless.yml declares for it,
+// their ${env:NAME} values taken from scflocal's own environment (so the settings
+// are exported once, in the shell that starts it), plus the variables SCF itself
+// sets (TENCENTCLOUD_*) and SALON_DEV (localgw.PlatformEnv): a setting
+// serverless.yml forgets to pass is missing locally too.
 package main
 
 import (
@@ -22,7 +24,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -99,7 +100,7 @@ func serve(args []string) int {
 			continue
 		}
 		err := host.Register(scfhost.Function{
-			Name: fn.Name, Binary: bin, Env: functionEnv(fn.Env),
+			Name: fn.Name, Binary: bin, Env: localgw.FunctionEnv(fn, os.LookupEnv),
 			Timeout: fn.Timeout, MemoryMB: fn.MemoryMB, MaxInstances: *maxInstances,
 		})
 		if err != nil {
@@ -203,7 +204,10 @@ func invoke(args []string) int {
 			fn.Name = filepath.Base(filepath.Dir(*bin))
 		}
 	}
-	specEnv := map[string]string{}
+	if *specPath == "" {
+		fmt.Fprintln(os.Stderr, "scflocal: no -serverless: the function gets no settings, only the platform's variables")
+	}
+	declared := localgw.Function{Name: fn.Name}
 	if *specPath != "" {
 		spec, err := localgw.LoadServerless(*specPath)
 		if err != nil {
@@ -215,7 +219,7 @@ func invoke(args []string) int {
 			fmt.Fprintf(os.Stderr, "scflocal: %s defines no function %s\n", *specPath, fn.Name)
 			return 2
 		}
-		specEnv = f.Env
+		declared = f
 		if !set["timeout"] {
 			fn.Timeout = f.Timeout
 		}
@@ -223,7 +227,7 @@ func invoke(args []string) int {
 			fn.MemoryMB = f.MemoryMB
 		}
 	}
-	fn.Env = functionEnv(specEnv)
+	fn.Env = localgw.FunctionEnv(declared, os.LookupEnv)
 
 	host := scfhost.NewHost(os.Stderr)
 	defer host.Close()
@@ -262,25 +266,6 @@ func invoke(args []string) int {
 	fmt.Printf("%s\n", out)
 	fmt.Fprintf(os.Stderr, "scflocal: %s request %s took %s\n", fn.Name, id, took)
 	return 0
-}
-
-// functionEnv is a function's environment locally: serverless.yml's values with
-// ${env:NAME} resolved (the unresolvable left out), overlaid by this process's
-// whole environment, which is passed through as the deployed function gets the
-// values exported at deploy time.
-func functionEnv(spec map[string]string) map[string]string {
-	env := map[string]string{}
-	for k, v := range spec {
-		if s, ok := localgw.ExpandEnv(v, os.LookupEnv); ok {
-			env[k] = s
-		}
-	}
-	for _, kv := range os.Environ() {
-		if k, v, ok := strings.Cut(kv, "="); ok && k != "" {
-			env[k] = v
-		}
-	}
-	return env
 }
 
 // envDuration reads a Go duration from the environment, or returns def.

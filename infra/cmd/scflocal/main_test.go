@@ -36,16 +36,36 @@ func build(t *testing.T) (scflocal, binDir string) {
 	return scflocal, binDir
 }
 
+// invokeYML declares FOO (and only FOO) for the test function.
+const invokeYML = `
+component: multi-scf
+inputs:
+  src: ./dist
+  runtime: Go1
+  handler: main
+  timeout: 10
+  environments:
+    - { key: FOO, value: '${env:FOO}' }
+  functions:
+    fn: { src: ./fn }
+`
+
 func TestInvokeMode(t *testing.T) {
 	scflocal, binDir := build(t)
 	event := filepath.Join(t.TempDir(), "event.json")
+	yml := filepath.Join(t.TempDir(), "serverless.yml")
+	if err := os.WriteFile(yml, []byte(invokeYML), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	spec := []string{"-serverless", yml}
 	run := func(payload string) (stdout, stderr string, code int) {
 		t.Helper()
 		if err := os.WriteFile(event, []byte(payload), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		cmd := exec.Command(scflocal, "invoke", "-bin", filepath.Join(binDir, "fn", "main"), "-event", event, "-timeout", "5s")
-		cmd.Env = append(os.Environ(), "FOO=from-shell")
+		args := append([]string{"invoke", "-bin", filepath.Join(binDir, "fn", "main"), "-event", event, "-timeout", "5s"}, spec...)
+		cmd := exec.Command(scflocal, args...)
+		cmd.Env = append(os.Environ(), "FOO=from-shell", "BAR=not-declared", "SALON_DEV=1")
 		var o, e strings.Builder
 		cmd.Stdout, cmd.Stderr = &o, &e
 		err := cmd.Run()
@@ -65,9 +85,27 @@ func TestInvokeMode(t *testing.T) {
 	if code != 0 || json.Unmarshal([]byte(out), &echo) != nil {
 		t.Fatalf("exit %d, stdout %q, stderr:\n%s", code, out, errOut)
 	}
-	if echo.FunctionName != "fn" || echo.TimeLimitMs != 5000 || echo.Env["FOO"] != "from-shell" {
+	if echo.FunctionName != "fn" || echo.TimeLimitMs != 5000 || echo.Env["FOO"] != "from-shell" || echo.Env["SALON_DEV"] != "1" {
 		t.Errorf("answer = %+v", echo)
 	}
+	// Only what serverless.yml declares (and the platform's own) reaches the function.
+	for _, k := range []string{"BAR", "PATH"} {
+		if v, ok := echo.Env[k]; ok {
+			t.Errorf("the function got %s=%q, which serverless.yml does not declare", k, v)
+		}
+	}
+
+	// Without a serverless.yml nothing is declared: no settings at all.
+	spec = nil
+	out, errOut, code = run(`{"op":"echo"}`)
+	echo.Env = nil
+	if code != 0 || json.Unmarshal([]byte(out), &echo) != nil {
+		t.Fatalf("exit %d, stdout %q, stderr:\n%s", code, out, errOut)
+	}
+	if _, ok := echo.Env["FOO"]; ok || !strings.Contains(errOut, "no -serverless") {
+		t.Errorf("without -serverless: env %v, stderr %q", echo.Env, errOut)
+	}
+	spec = []string{"-serverless", yml}
 
 	out, errOut, code = run(`{"op":"fail"}`)
 	if code != 1 || !strings.Contains(out, `"errorMessage":"asked to fail"`) {
@@ -132,13 +170,14 @@ inputs:
         apis:
           - { path: '/things/{id}', method: POST, function: fn, serviceTimeout: 8, param: [ { name: id, position: PATH, required: true, type: string } ] }
           - { path: /gone, method: GET, function: missing, serviceTimeout: 8 }
+          - { path: /env, method: GET, function: fn, serviceTimeout: 8 }
 `), 0o644)
 	if err != nil {
 		t.Fatal(err)
 	}
 
 	cmd := exec.Command(scflocal, "serve", "-serverless", yml, "-bin-dir", binDir, "-addr", "127.0.0.1:0", "-release-every", "100ms")
-	cmd.Env = append(os.Environ(), "FOO=bar")
+	cmd.Env = append(os.Environ(), "FOO=bar", "BAR=not-declared", "SALON_DEV=1", "TENCENTCLOUD_SECRETID=AKIDlocal")
 	stdout, _ := cmd.StdoutPipe()
 	stderr, _ := cmd.StderrPipe()
 	if err := cmd.Start(); err != nil {
@@ -172,6 +211,26 @@ inputs:
 	}
 	if res.StatusCode != 201 || json.Unmarshal(body, &ev) != nil || ev.PathParameters["id"] != "7" || ev.Body != `{"a":1}` {
 		t.Errorf("POST /things/7: %d %s", res.StatusCode, body)
+	}
+
+	// Each function gets only what serverless.yml declares for it, and the platform's own.
+	res, err = http.Get(base + "/env")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ = io.ReadAll(res.Body)
+	res.Body.Close()
+	var env map[string]string
+	if res.StatusCode != 200 || json.Unmarshal(body, &env) != nil {
+		t.Fatalf("GET /env: %d %s", res.StatusCode, body)
+	}
+	if env["FOO"] != "bar" || env["SALON_DEV"] != "1" || env["TENCENTCLOUD_SECRETID"] != "AKIDlocal" || env["FUNCTION_NAME"] != "fn" {
+		t.Errorf("function environment %v: want FOO, SALON_DEV, TENCENTCLOUD_SECRETID and the runtime's", env)
+	}
+	for _, k := range []string{"BAR", "PATH"} {
+		if _, ok := env[k]; ok {
+			t.Errorf("the function got %s, which serverless.yml does not declare", k)
+		}
 	}
 
 	res, err = http.Get(base + "/gone")

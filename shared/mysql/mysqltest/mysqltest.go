@@ -34,7 +34,13 @@ func ServerDSN() string {
 // ends, and returns its DSN.
 func NewDSN(tb testing.TB) string {
 	tb.Helper()
-	cfg, err := drv.ParseDSN(ServerDSN())
+	return newDSNOn(tb, ServerDSN())
+}
+
+// newDSNOn is NewDSN on the server of serverDSN.
+func newDSNOn(tb testing.TB, serverDSN string) string {
+	tb.Helper()
+	cfg, err := drv.ParseDSN(serverDSN)
 	if err != nil {
 		tb.Fatalf("MYSQL_DSN: %v", err)
 	}
@@ -71,7 +77,11 @@ func New(tb testing.TB) *mysql.DB {
 // DSN, for tests that hand it to functions as MYSQL_DSN.
 func Open(tb testing.TB, maxConns int) (*mysql.DB, string) {
 	tb.Helper()
-	dsn := NewDSN(tb)
+	return open(tb, NewDSN(tb), maxConns)
+}
+
+func open(tb testing.TB, dsn string, maxConns int) (*mysql.DB, string) {
+	tb.Helper()
 	db, err := mysql.Open(dsn, mysql.Options{MaxOpenConns: maxConns})
 	if err != nil {
 		tb.Fatal(err)

@@ -21,6 +21,7 @@ import (
 type event struct {
 	Op          string `json:"op"`
 	HTTPMethod  string `json:"httpMethod"`
+	Path        string `json:"path"`
 	Type        string `json:"Type"`
 	TriggerName string `json:"TriggerName"`
 }
@@ -54,6 +55,10 @@ func handle(ctx context.Context, raw json.RawMessage) (any, error) {
 	if err := json.Unmarshal(raw, &ev); err != nil {
 		return nil, err
 	}
+	if ev.HTTPMethod != "" && ev.Path == "/env" {
+		b, _ := json.Marshal(processEnv())
+		return map[string]any{"statusCode": 200, "headers": map[string]string{"content-type": "application/json"}, "body": string(b)}, nil
+	}
 	if ev.HTTPMethod != "" {
 		return map[string]any{
 			"isBase64Encoded": true,
@@ -74,14 +79,11 @@ func handle(ctx context.Context, raw json.RawMessage) (any, error) {
 			Event:      raw,
 			PID:        os.Getpid(),
 			Deadline:   dl.UTC().Format(time.RFC3339Nano),
-			Env:        map[string]string{},
+			Env:        processEnv(),
 			ContextEnv: lc.Environment,
 		}
 		out.RequestID, out.FunctionName, out.Namespace, out.Version = lc.RequestID, lc.FunctionName, lc.Namespace, lc.FunctionVersion
 		out.MemoryMB, out.TimeLimitMs = lc.MemoryLimitInMb, lc.TimeLimitInMs
-		for _, k := range []string{"FOO", "_LAMBDA_SERVER_PORT", "_SCF_SERVER_PORT", "FUNCTION_NAME", "FUNCTION_MEMORY_SIZE", "FUNCTION_VERSION"} {
-			out.Env[k] = os.Getenv(k)
-		}
 		fmt.Printf(`{"level":"info","msg":"echo","requestId":%q}`+"\n", lc.RequestID)
 		return out, nil
 	case "pid":
@@ -102,6 +104,19 @@ func handle(ctx context.Context, raw json.RawMessage) (any, error) {
 		os.Exit(3)
 	}
 	return nil, fmt.Errorf("unknown op %q", ev.Op)
+}
+
+// processEnv reports the variables the tests look for that the process has
+// (an unset one is absent, not empty).
+func processEnv() map[string]string {
+	env := map[string]string{}
+	for _, k := range []string{"FOO", "BAR", "PATH", "SALON_DEV", "TENCENTCLOUD_SECRETID",
+		"_LAMBDA_SERVER_PORT", "_SCF_SERVER_PORT", "FUNCTION_NAME", "FUNCTION_MEMORY_SIZE", "FUNCTION_VERSION"} {
+		if v, ok := os.LookupEnv(k); ok {
+			env[k] = v
+		}
+	}
+	return env
 }
 
 func main() {

@@ -1,0 +1,52 @@
+package handler
+
+import "salon/shared/wire"
+
+// The settings each function uses, in the sense that matters when one is bad:
+// a bad setting on its function's list stops that function (INTERNAL; the log
+// names the setting), while a bad setting off the list is logged as a warning
+// and left at its default. Good settings are read by every function either way.
+// So a short SESSION_SECRET stops login, reserve and cancel but never payment
+// notifications or the release run; those two list only what they cannot work
+// without (the store and WeChat Pay), and a typo in SHOP_TZ, CLS_*, a policy
+// duration or SHOP_NAME leaves them running on the default, warning each time
+// they start. Every name here must also be passed to its function by
+// serverless.yml (TestFunctionSettingsDeclared). A policy setting (such as
+// CANCEL_FREE_HOURS or NO_SHOW_LIMIT) joins the list of the functions that
+// apply it when they start to.
+var (
+	// storeSettings configure the store: every function that touches the database.
+	storeSettings = []string{"MYSQL_DSN", "LOCK_TTL", "BOOKING_WINDOW_DAYS"}
+	// weChatPaySettings build the WeChat Pay client: orders, refunds, notifications.
+	weChatPaySettings = []string{"WX_APPID", "WECHATPAY_MCHID", "WECHATPAY_MCH_CERT_SERIAL", "WECHATPAY_MCH_PRIVATE_KEY",
+		"WECHATPAY_APIV3_KEY", "WECHATPAY_PUBLIC_KEY_ID", "WECHATPAY_PUBLIC_KEY", "WECHATPAY_API_BASE",
+		"WECHATPAY_NOTIFY_URL", "WECHATPAY_REFUND_NOTIFY_URL"}
+)
+
+var (
+	slotsFunction   = wire.Function{Name: "slots", Settings: joinSettings(storeSettings, settingList("SHOP_TZ"))}
+	loginFunction   = wire.Function{Name: "login", Settings: settingList("SHOP_TZ", "SESSION_SECRET", "WX_APPID", "WX_APPSECRET", "WX_API_BASE")}
+	reserveFunction = wire.Function{Name: "reserve", Settings: joinSettings(storeSettings, weChatPaySettings,
+		settingList("SHOP_TZ", "SESSION_SECRET", "NO_SHOW_LIMIT", "CANCEL_FREE_HOURS"))}
+	cancelFunction = wire.Function{Name: "cancel", Settings: joinSettings(storeSettings, weChatPaySettings,
+		settingList("SHOP_TZ", "SESSION_SECRET", "CANCEL_FREE_HOURS"))}
+	adminFunction = wire.Function{Name: "admin", Settings: joinSettings(storeSettings, weChatPaySettings,
+		settingList("SHOP_TZ", "ADMIN_TOKEN", "CANCEL_FREE_HOURS", "SHOP_NAME"))}
+	payNotifyFunction = wire.Function{Name: "paynotify", Settings: joinSettings(storeSettings, weChatPaySettings)}
+	releaseFunction   = wire.Function{Name: "release", Settings: joinSettings(storeSettings, weChatPaySettings)}
+)
+
+// Functions are the product's functions and the settings each uses, by name.
+var Functions = []wire.Function{slotsFunction, loginFunction, reserveFunction, cancelFunction,
+	payNotifyFunction, adminFunction, releaseFunction}
+
+func settingList(names ...string) []string { return names }
+
+// joinSettings joins lists of settings into a new one.
+func joinSettings(lists ...[]string) []string {
+	var all []string
+	for _, l := range lists {
+		all = append(all, l...)
+	}
+	return all
+}

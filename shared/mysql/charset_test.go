@@ -1,0 +1,126 @@
+package mysql_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	drv "github.com/go-sql-driver/mysql"
+
+	"salon/shared/booking"
+	"salon/shared/mysql"
+	"salon/shared/mysql/mysqltest"
+)
+
+// hostileKey is an Idempotency-Key the handler accepts (64 bytes at most, valid
+// UTF-8, no control characters) that breaks out of its string when the
+// connection speaks gbk: 中 is E4 B8 AD, the driver escapes the quote as 5C 27,
+// gbk reads E4 B8 and AD 5C as two characters, and the quote ends the string.
+const hostileKey = "中';UPDATE t_slot SET price_fen=1;#"
+
+// TestCharsetProof is the regression test of the gbk injection: a MYSQL_DSN that
+// asks for another character set or collation is refused, under the pinned
+// utf8mb4 the hostile key is stored as sent and changes nothing, and (the proof
+// that the refusal matters) the same key through a gbk connection re-prices
+// every slot to 1 fen.
+func TestCharsetProof(t *testing.T) {
+	dsn := mysqltest.NewDSN(t)
+	sep := "?"
+	if strings.Contains(dsn, "?") {
+		sep = "&"
+	}
+	for _, p := range []string{
+		"charset=gbk", "charset=GBK", "charset=utf8mb4,gbk", "charset=big5", "charset=sjis", "charset=latin1",
+		"collation=gbk_chinese_ci", "collation=big5_chinese_ci",
+		"character_set_client=gbk", "Character_Set_Client='gbk'", "character_set_connection=gbk", "character_set_results=gbk",
+		"collation_connection=gbk_chinese_ci", "names=gbk", "NAMES=gbk", "charset=gb%6Bk",
+	} {
+		_, err := mysql.Config(dsn + sep + p)
+		key, _, _ := strings.Cut(p, "=")
+		if err == nil || !strings.Contains(err.Error(), "MYSQL_DSN") || !strings.Contains(err.Error(), key) {
+			t.Errorf("DSN with %s: Config error %v, want a refusal naming MYSQL_DSN and %s", p, err, key)
+		}
+		if db, err := mysql.Open(dsn+sep+p, mysql.SCFOptions); err == nil {
+			db.Close()
+			t.Errorf("DSN with %s: Open accepted it", p)
+		}
+	}
+	for _, p := range []string{"charset=utf8mb4", "charset=UTF8MB4", "collation=utf8mb4_unicode_ci", "character_set_client=utf8mb4", "timeout=2s"} {
+		if _, err := mysql.Config(dsn + sep + p); err != nil {
+			t.Errorf("DSN with %s refused: %v", p, err)
+		}
+	}
+
+	store, err := mysql.Open(dsn, mysql.Options{MaxOpenConns: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	if err := store.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	slotA := mysqltest.AddSlot(t, store, 48*time.Hour, 3, 5000)
+	slotB := mysqltest.AddSlot(t, store, 50*time.Hour, 3, 8000)
+	prices := func() map[int64]int64 {
+		t.Helper()
+		rows, err := store.SQL().Query(`SELECT slot_id, price_fen FROM t_slot`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		m := map[int64]int64{}
+		for rows.Next() {
+			var id, p int64
+			if err := rows.Scan(&id, &p); err != nil {
+				t.Fatal(err)
+			}
+			m[id] = p
+		}
+		return m
+	}
+	var charset string
+	if err := store.SQL().QueryRow(`SELECT @@character_set_client`).Scan(&charset); err != nil || charset != "utf8mb4" {
+		t.Errorf("the pinned connection speaks %q (%v), want utf8mb4", charset, err)
+	}
+
+	// utf8mb4: the key is data, stored as sent; asking again names the same booking.
+	b, created, err := store.Reserve(ctx, booking.ReserveRequest{OpenID: "o-hostile", SlotID: slotA, IdemKey: hostileKey})
+	if err != nil || !created {
+		t.Fatalf("reserve with the hostile key: created=%v %v", created, err)
+	}
+	var stored string
+	if err := store.SQL().QueryRow(`SELECT idem_key FROM t_booking WHERE book_id = ?`, b.ID).Scan(&stored); err != nil || stored != hostileKey {
+		t.Errorf("stored key %q (%v), want %q", stored, err, hostileKey)
+	}
+	again, created, err := store.Reserve(ctx, booking.ReserveRequest{OpenID: "o-hostile", SlotID: slotA, IdemKey: hostileKey})
+	if err != nil || created || again.ID != b.ID {
+		t.Errorf("the same key again: booking %+v created=%v %v, want booking %d", again, created, err, b.ID)
+	}
+	// The classic form, a lone 0xBF before the quote, is not even UTF-8: the
+	// handler refuses it, and the store either refuses it or stores it as data.
+	store.Reserve(ctx, booking.ReserveRequest{OpenID: "o-bf", SlotID: slotB, IdemKey: "\xbf';UPDATE t_slot SET price_fen=1;#"})
+	if got := prices(); got[slotA] != 5000 || got[slotB] != 8000 {
+		t.Fatalf("prices changed under utf8mb4: %v", got)
+	}
+	mysqltest.CheckInvariant(t, store)
+
+	// The proof: the same key through a connection that speaks gbk, which only a
+	// configuration Config refuses can produce.
+	cfg, err := mysql.Config(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.Apply(drv.Charset("gbk", "")); err != nil {
+		t.Fatal(err)
+	}
+	gbk, err := mysql.OpenConfigForTest(cfg, mysql.Options{MaxOpenConns: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gbk.Close()
+	gbk.Reserve(ctx, booking.ReserveRequest{OpenID: "o-attacker", SlotID: slotB, IdemKey: hostileKey})
+	if got := prices(); got[slotA] != 1 || got[slotB] != 1 {
+		t.Fatalf("the hostile key did not break out under gbk (prices %v): this test no longer proves "+
+			"why Config refuses other character sets; find a key that does, and keep the refusal", got)
+	}
+}
