@@ -52,7 +52,8 @@ const (
 )
 
 // SlotUpdate is the salon's change of one slot: its capacity, or closing it to
-// new bookings. Exactly what the salon asked for is applied, in one transaction.
+// new bookings (open false) or reopening it (open true). Exactly what the salon
+// asked for is applied, in one transaction.
 type SlotUpdate struct {
 	Capacity *int  `json:"capacity"`
 	Open     *bool `json:"open"`
@@ -66,9 +67,6 @@ func (u SlotUpdate) Validate() error {
 	}
 	if u.Capacity != nil && (*u.Capacity < MinCapacity || *u.Capacity > MaxCapacity) {
 		return Errorf(EBADREQUEST, "capacity %d outside %d-%d", *u.Capacity, MinCapacity, MaxCapacity)
-	}
-	if u.Open != nil && *u.Open {
-		return Errorf(EBADREQUEST, "open: only false (close the slot) is supported")
 	}
 	return nil
 }

@@ -445,6 +445,13 @@ func TestConsoleInABrowser(t *testing.T) {
 		t.Fatalf("the closed slot still offers to close")
 	}
 	b.shot("week")
+	// And reopen it.
+	if st := b.submit("#" + closing + " form.reopen button"); st != http.StatusOK {
+		t.Fatalf("reopen: %d", st)
+	}
+	if sl, err := s.store.FindSlot(context.Background(), closingID); err != nil || !sl.Open || !strings.Contains(b.text("#flash"), "重新开放") {
+		t.Fatalf("slot %d after reopen: %+v %v, %q", closingID, sl, err, b.text("#flash"))
+	}
 
 	// A capacity below what is booked is refused with a readable message.
 	if st := b.open("week?from=" + day); st != http.StatusOK {

@@ -691,7 +691,7 @@ func TestBadRequests(t *testing.T) {
 	} {
 		reqs = append(reqs, req{"POST", "/admin/slots", testAdmin, b, nil})
 	}
-	for _, b := range []string{`{}`, `{"capacity":0}`, `{"capacity":51}`, `{"capacity":"5"}`, `{"open":true}`, `{"open":"false"}`, `{"capacity":null}`, `{"booked":0}`} {
+	for _, b := range []string{`{}`, `{"capacity":0}`, `{"capacity":51}`, `{"capacity":"5"}`, `{"open":"true"}`, `{"open":"false"}`, `{"capacity":null}`, `{"booked":0}`} {
 		reqs = append(reqs, req{"PATCH", "/admin/slots/" + sid, testAdmin, b, nil})
 	}
 	for _, p := range []string{"/bookings/abc/pay", "/bookings/0/pay", "/bookings/-1/cancel", "/bookings/1.5/cancel", "/bookings/99999999999999999999/pay", "/bookings/0x10/cancel"} {

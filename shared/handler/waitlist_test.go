@@ -276,6 +276,13 @@ func TestWaitlistOfAStartedSlotIsDropped(t *testing.T) {
 	if len(s.offers(slot)) != 1 || s.slotBooked(slot) != 0 {
 		t.Fatalf("closed slot: offers %v, booked %d", s.offers(slot), s.slotBooked(slot))
 	}
+	// Reopened: the free seat goes to the one still waiting, in the same change.
+	if a := s.call("PATCH", "/admin/slots/"+itoa64(slot), testAdmin, map[string]any{"open": true}); a.Status != 200 || obj(t, a.JSON)["open"] != true {
+		t.Fatalf("reopen: %d %s", a.Status, a.Body)
+	}
+	if s.offers(slot)["o-b"] == 0 || s.slotBooked(slot) != 1 {
+		t.Fatalf("reopened slot: offers %v, booked %d", s.offers(slot), s.slotBooked(slot))
+	}
 	mysqltest.SlotStarts(t, s.store, slot, time.Minute)
 	s.relRun(context.Background())
 	if n := s.countRows("t_waitlist"); n != 0 {

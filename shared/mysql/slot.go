@@ -93,7 +93,8 @@ func (db *DB) CreateSlots(ctx context.Context, slots []booking.ScheduledSlot) (c
 }
 
 // UpdateSlot applies the salon's change to a slot, with its audit record, in one
-// transaction. The slot row is locked first, so a reservation racing the change
+// transaction; seats a larger capacity or a reopening makes free are offered to
+// the slot's waitlist in it too. The slot row is locked first, so a reservation racing the change
 // waits for it rather than slipping between the check and the write; capacity is
 // never lowered below what is booked (INVALID_STATE, nothing written).
 func (db *DB) UpdateSlot(ctx context.Context, id int64, u booking.SlotUpdate, actor string) (*booking.SlotView, error) {
@@ -130,9 +131,11 @@ func (db *DB) UpdateSlot(ctx context.Context, id int64, u booking.SlotUpdate, ac
 			return nil, err
 		}
 	}
-	if u.Capacity != nil && *u.Capacity > s.Capacity {
-		// New seats go to the waitlist first, in this transaction.
-		if err := db.offerSeats(ctx, tx, id, *u.Capacity-s.Capacity); err != nil {
+	raised := u.Capacity != nil && *u.Capacity > s.Capacity
+	reopened := u.Open != nil && *u.Open && !s.Open
+	if raised || reopened {
+		// New or reopened seats go to the waitlist first, in this transaction.
+		if err := db.offerSeats(ctx, tx, id, booking.MaxCapacity); err != nil {
 			return nil, err
 		}
 	}

@@ -418,7 +418,7 @@ func (c *Console) weekChange(q *req) (*apigw.Response, error) {
 			back.Set("from", sched.From)
 		}
 		return redirect("week?" + back.Encode()), nil
-	case "close", "capacity":
+	case "close", "reopen", "capacity":
 		act := q.form.Get("do")
 		id, err := strconv.ParseInt(q.form.Get("slot"), 10, 64)
 		if err != nil || id <= 0 {
@@ -426,10 +426,11 @@ func (c *Console) weekChange(q *req) (*apigw.Response, error) {
 		}
 		back.Set("slot", strconv.FormatInt(id, 10))
 		var u booking.SlotUpdate
-		if act == "close" {
-			closed := false
-			u.Open = &closed
-		} else {
+		switch act {
+		case "close", "reopen":
+			open := act == "reopen"
+			u.Open = &open
+		default:
 			n, err := strconv.Atoi(strings.TrimSpace(q.form.Get("capacity")))
 			if err != nil {
 				return fail(act, booking.Errorf(booking.EBADREQUEST, "console: capacity %q", q.form.Get("capacity")))
@@ -498,6 +499,8 @@ func weekFlash(v url.Values, slots []booking.SlotView, loc *time.Location) *flas
 		return &flash{OK: true, Text: fmt.Sprintf("新建了 %d 个时段，跳过了 %d 个已有的时段。", created, skipped)}
 	case "close":
 		return &flash{OK: true, Text: name + " 已关闭，不再接受新的预约；已有的预约不受影响。"}
+	case "reopen":
+		return &flash{OK: true, Text: name + " 已重新开放预约；空位先给候补的顾客。"}
 	case "capacity":
 		n, _ := strconv.Atoi(v.Get("cap"))
 		return &flash{OK: true, Text: fmt.Sprintf("%s 的容量已改为 %d。", name, n)}
@@ -517,7 +520,7 @@ func weekFlash(v url.Values, slots []booking.SlotView, loc *time.Location) *flas
 		return &flash{Text: fmt.Sprintf("%s 的容量没有修改：%s容量不能少于已预约的人数。", name, booked)}
 	case act == "capacity" && code == booking.EBADREQUEST:
 		return &flash{Text: fmt.Sprintf("%s 的容量没有修改：容量要在 %d–%d 之间。", name, booking.MinCapacity, booking.MaxCapacity)}
-	case act == "close" || act == "capacity":
+	case act == "close" || act == "reopen" || act == "capacity":
 		return &flash{Text: fmt.Sprintf("%s 没有修改：%s", name, errorWord(code))}
 	}
 	return &flash{Text: "没有修改：" + errorWord(code)}
