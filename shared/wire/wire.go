@@ -9,7 +9,6 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"net/http"
 	"os"
 	"slices"
 	"sync"
@@ -254,15 +253,12 @@ func (e *Env) messenger(cfg *config.Config, store *mysql.DB) *messenger {
 		e.Logger().Error("notification template setting", "err", err.Error())
 	}
 	return &messenger{
-		client: &wxmsg.Client{BaseURL: cfg.WXAPIBase, AppID: cfg.WXAppID, AppSecret: cfg.WXAppSecret, Tokens: store,
-			HTTP: &http.Client{Timeout: messageTimeout}},
+		// The client's own HTTP client: bounded, and never following a redirect
+		// (it would carry the access token to another host).
+		client:    &wxmsg.Client{BaseURL: cfg.WXAPIBase, AppID: cfg.WXAppID, AppSecret: cfg.WXAppSecret, Tokens: store},
 		templates: templates, loc: cfg.ShopTZ, shopName: cfg.ShopName,
 	}
 }
-
-// messageTimeout bounds one call to WeChat's message API: a hung WeChat delays a
-// notification, never the change that caused it by more than this.
-const messageTimeout = 3 * time.Second
 
 // messenger is the service's Messenger over WeChat subscribe messages.
 type messenger struct {
