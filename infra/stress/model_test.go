@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"salon/shared/booking"
@@ -119,7 +120,7 @@ type slotInfo struct {
 
 type keyUse struct {
 	key  string
-	slot int
+	slot slotInfo // the slot the key reserved, even once the model replaced it
 }
 
 // model runs the schedule and keeps what the test knows as a client would: the
@@ -142,7 +143,8 @@ type model struct {
 	answers     map[string]int
 	lifts       map[int][]func() // wave -> faults to lift after it
 	wave        int
-	killed      int // database connections killed
+	killed      int          // database connections killed
+	seq         atomic.Int64 // unique offsets for moved and new slots' start times
 }
 
 func newModel(s *system, seed uint64, customers int) *model {
@@ -168,8 +170,10 @@ func newModel(s *system, seed uint64, customers int) *model {
 			m.dates = append(m.dates, date)
 		}
 	}
-	// Slots moved by slot-soon and slot-over are listed under today or yesterday.
-	for _, at := range []time.Time{time.Now(), time.Now().Add(-24 * time.Hour)} {
+	// Slots moved by slot-soon and slot-over are listed under today or yesterday,
+	// and the fresh slots that replace them within the next three days.
+	for d := -1; d <= 3; d++ {
+		at := time.Now().Add(time.Duration(d) * 24 * time.Hour)
 		if date := at.In(loc).Format("2006-01-02"); !slices.Contains(m.dates, date) {
 			m.dates = append(m.dates, date)
 		}
@@ -364,11 +368,11 @@ func (m *model) do(o op) {
 		a := s.call("POST", "/admin/bookings/"+itoa(b)+"/"+verb, adminToken, nil)
 		m.expect(o.kind, a, "200", "409 INVALID_STATE")
 	case "wait":
-		sl := m.slots[o.slot]
+		sl := m.slot(o.slot)
 		a := s.call("POST", "/slots/"+itoa(sl.id)+"/waitlist", c.token, nil)
 		m.expect("wait", a, "201", "409 SEATS_AVAILABLE", "409 WAITLIST_LIMIT", "422 SLOT_NOT_BOOKABLE")
 	case "leave":
-		sl := m.slots[o.slot]
+		sl := m.slot(o.slot)
 		a := s.call("DELETE", "/slots/"+itoa(sl.id)+"/waitlist", c.token, nil)
 		m.expect("leave", a, "204")
 	case "noshow":
@@ -385,15 +389,22 @@ func (m *model) do(o op) {
 		// offset per slot keeps the start times unique.
 		s.store.SQL().Exec(`UPDATE t_slot SET start_at = UTC_TIMESTAMP() + INTERVAL ? MINUTE,
 			end_at = UTC_TIMESTAMP() + INTERVAL ? MINUTE WHERE slot_id = ? AND start_at > UTC_TIMESTAMP() + INTERVAL 2 HOUR`,
-			60+o.slot, 150+o.slot, m.slots[o.slot].id)
+			60+o.slot, 150+o.slot, m.slot(o.slot).id)
 	case "slot-over":
 		// The appointment started three hours ago and ended more than
 		// NO_SHOW_GRACE ago: the next release run marks who never came.
-		s.store.SQL().Exec(`UPDATE t_slot SET start_at = UTC_TIMESTAMP() - INTERVAL ? MINUTE,
-			end_at = UTC_TIMESTAMP() - INTERVAL ? MINUTE WHERE slot_id = ?`,
-			180+o.slot, 90+o.slot, m.slots[o.slot].id)
+		// The over slot keeps its bookings (the release run marks its no-shows)
+		// and a fresh slot takes its place in the schedule, so a long run never
+		// runs out of slots to book.
+		m.mu.Lock()
+		over := m.slots[o.slot]
+		m.mu.Unlock()
+		s.store.SQL().Exec(`UPDATE t_slot SET start_at = UTC_TIMESTAMP() - INTERVAL ? SECOND,
+			end_at = UTC_TIMESTAMP() - INTERVAL ? SECOND WHERE slot_id = ? AND start_at > UTC_TIMESTAMP()`,
+			3*3600+m.seq.Add(1), 5400, over.id)
+		m.replaceSlot(o.slot)
 	case "capacity":
-		sl := m.slots[o.slot]
+		sl := m.slot(o.slot)
 		a := s.call("PATCH", "/admin/slots/"+itoa(sl.id), adminToken, map[string]any{"capacity": 1 + r.IntN(4)})
 		m.expect("capacity", a, "200", "409 INVALID_STATE")
 	case "release":
@@ -468,12 +479,12 @@ func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 // reserve books o.slot for c. With a key, a failed or lost answer is retried with
 // the same key, which must name the same reservation.
 func (m *model) reserve(o op, c *customer, key string, dropFirst bool, retries int) {
-	sl := m.slots[o.slot]
+	sl := m.slot(o.slot)
 	var hdr []string
 	if key != "" {
 		hdr = []string{"Idempotency-Key", key}
 		m.mu.Lock()
-		m.keys[o.cust] = append(m.keys[o.cust], keyUse{key, o.slot})
+		m.keys[o.cust] = append(m.keys[o.cust], keyUse{key, sl})
 		m.mu.Unlock()
 	}
 	for attempt := 0; attempt <= retries; attempt++ {
@@ -535,12 +546,15 @@ func (m *model) reserveOldKey(o op, r *rand.Rand, c *customer) {
 	m.mu.Unlock()
 	slot := u.slot
 	if committed && r.IntN(3) == 0 {
-		other := (slot + 1 + r.IntN(len(m.slots)-1)) % len(m.slots)
-		a := m.s.call("POST", "/bookings", c.token, map[string]any{"slotId": m.slots[other].id}, "Idempotency-Key", u.key)
+		other := m.slot(r.IntN(len(m.slots)))
+		if other.id == slot.id {
+			return
+		}
+		a := m.s.call("POST", "/bookings", c.token, map[string]any{"slotId": other.id}, "Idempotency-Key", u.key)
 		m.expect("reserve-old-key-other-slot", a, "409 INVALID_STATE")
 		return
 	}
-	a := m.s.call("POST", "/bookings", c.token, map[string]any{"slotId": m.slots[slot].id}, "Idempotency-Key", u.key)
+	a := m.s.call("POST", "/bookings", c.token, map[string]any{"slotId": slot.id}, "Idempotency-Key", u.key)
 	if committed {
 		m.expect("reserve-old-key", a, "201")
 	} else {
@@ -550,7 +564,7 @@ func (m *model) reserveOldKey(o op, r *rand.Rand, c *customer) {
 		if committed && bookingIDOf(a) != known {
 			m.s.violate("old key %s named booking %d, now %d", u.key, known, bookingIDOf(a))
 		}
-		m.created(o.cust, u.key, m.slots[slot], a)
+		m.created(o.cust, u.key, slot, a)
 	}
 }
 
@@ -716,4 +730,42 @@ func (s *system) killConnections() int {
 		}
 	}
 	return n
+}
+
+// slot is the model's slot i, as the schedule stands now.
+func (m *model) slot(i int) slotInfo {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.slots[i]
+}
+
+// replaceSlot puts a fresh slot of the same price and size in place i of the
+// schedule, starting a little over a day from now. The checker's own connections
+// may be among those a fault just killed, so it tries a few times.
+func (m *model) replaceSlot(i int) {
+	s := m.s
+	ctx := context.Background()
+	in := 30*time.Hour + time.Duration(m.seq.Add(1))*7*time.Minute
+	var err error
+	for attempt := 0; attempt < 5; attempt++ {
+		var now time.Time
+		if now, err = s.store.Now(ctx); err != nil {
+			continue
+		}
+		start := now.Add(in).Truncate(time.Second)
+		sl := booking.ScheduledSlot{StartAt: start, EndAt: start.Add(90 * time.Minute), Capacity: 1 + i%4, PriceFen: m.slot(i).price}
+		if _, _, err = s.store.CreateSlots(ctx, []booking.ScheduledSlot{sl}); err != nil {
+			continue
+		}
+		var id int64
+		if err = s.store.SQL().QueryRow(`SELECT slot_id FROM t_slot WHERE start_at = ?`, start).Scan(&id); err != nil {
+			continue
+		}
+		loc, _ := time.LoadLocation("Asia/Shanghai")
+		m.mu.Lock()
+		m.slots[i] = slotInfo{id: id, date: start.In(loc).Format("2006-01-02"), price: m.slots[i].price}
+		m.mu.Unlock()
+		return
+	}
+	s.violate("a fresh slot could not be made: %v", err)
 }

@@ -164,7 +164,14 @@ func (db *DB) Reserve(ctx context.Context, req booking.ReserveRequest) (*booking
 		return nil, false, booking.Errorf(booking.ESOLDOUT, "slot %d full (read)", slot.ID)
 	}
 
-	b, err := db.reserveTx(ctx, req, &slot, now)
+	// The write is one transaction: one the server rolled back to break a
+	// deadlock (a waitlist offer to this customer at this moment) is run again.
+	var b *booking.Booking
+	err = retryDeadlock(func() error {
+		var err error
+		b, err = db.reserveTx(ctx, req, &slot, now)
+		return err
+	})
 	if booking.IsCode(err, booking.EACTIVEBOOKINGEXISTS) {
 		return db.activeExists(ctx, req)
 	}

@@ -212,10 +212,33 @@ var seatHoldingSQL = statusList(booking.SeatHolding)
 
 // MySQL error numbers the store turns into domain outcomes.
 const (
+	errDeadlock        = 1213 // the server rolled this transaction back to break a deadlock
+	errLockWaitTimeout = 1205
 	errDupEntry        = 1062
 	errCheckViolation  = 4025 // MariaDB: CONSTRAINT failed
 	errCheckViolation8 = 3819 // MySQL 8.0: Check constraint is violated
 )
+
+// deadlockRetries is how often a transaction the server chose as a deadlock's
+// victim is run again. Handing a freed seat to the waitlist inside a cancel can
+// meet a reservation of the same customer at that moment, each waiting for a lock
+// the other holds; the server rolls one back whole, so running it again is safe.
+const deadlockRetries = 3
+
+// retryDeadlock runs tx, a whole transaction, again when the server rolled it
+// back as a deadlock's victim or after a lock wait timed out.
+func retryDeadlock(tx func() error) error {
+	var err error
+	for attempt := 0; attempt < deadlockRetries; attempt++ {
+		if err = tx(); err == nil {
+			return nil
+		}
+		if n := mysqlErrNo(err); n != errDeadlock && n != errLockWaitTimeout {
+			return err
+		}
+	}
+	return err
+}
 
 func mysqlErrNo(err error) uint16 {
 	var me *mysql.MySQLError

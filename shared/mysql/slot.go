@@ -98,37 +98,44 @@ func (db *DB) CreateSlots(ctx context.Context, slots []booking.ScheduledSlot) (c
 // waits for it rather than slipping between the check and the write; capacity is
 // never lowered below what is booked (INVALID_STATE, nothing written).
 func (db *DB) UpdateSlot(ctx context.Context, id int64, u booking.SlotUpdate, actor string) (*booking.SlotView, error) {
+	if err := retryDeadlock(func() error { return db.updateSlot(ctx, id, u, actor) }); err != nil {
+		return nil, err
+	}
+	return db.findSlotView(ctx, id)
+}
+
+func (db *DB) updateSlot(ctx context.Context, id int64, u booking.SlotUpdate, actor string) error {
 	tx, err := db.begin(ctx)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer tx.Rollback()
 	s, err := scanSlot(tx.QueryRowContext(ctx, `SELECT `+slotColumns+` FROM t_slot WHERE slot_id = ? FOR UPDATE`, id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, booking.Errorf(booking.ENOTFOUND, "slot %d not found", id)
+		return booking.Errorf(booking.ENOTFOUND, "slot %d not found", id)
 	} else if err != nil {
-		return nil, err
+		return err
 	}
 	var changes []string
 	if u.Capacity != nil && *u.Capacity != s.Capacity {
 		if s.Booked > *u.Capacity {
-			return nil, booking.Errorf(booking.EINVALIDSTATE, "slot %d has %d booked, capacity %d refused", id, s.Booked, *u.Capacity)
+			return booking.Errorf(booking.EINVALIDSTATE, "slot %d has %d booked, capacity %d refused", id, s.Booked, *u.Capacity)
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE t_slot SET capacity = ?, updated_at = UTC_TIMESTAMP(6) WHERE slot_id = ?`, *u.Capacity, id); err != nil {
-			return nil, err
+			return err
 		}
 		changes = append(changes, fmt.Sprintf("capacity %d -> %d", s.Capacity, *u.Capacity))
 	}
 	if u.Open != nil && *u.Open != s.Open {
 		if _, err := tx.ExecContext(ctx, `UPDATE t_slot SET is_open = ?, updated_at = UTC_TIMESTAMP(6) WHERE slot_id = ?`, *u.Open, id); err != nil {
-			return nil, err
+			return err
 		}
 		changes = append(changes, map[bool]string{false: "closed", true: "reopened"}[*u.Open])
 	}
 	if len(changes) > 0 {
 		if err := insertAudit(ctx, tx, booking.AuditRecord{SlotID: id, Event: booking.EventSlotChange,
 			FromStatus: -1, ToStatus: -1, Actor: actor, Reason: strings.Join(changes, ", ")}); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	raised := u.Capacity != nil && *u.Capacity > s.Capacity
@@ -136,13 +143,10 @@ func (db *DB) UpdateSlot(ctx context.Context, id int64, u booking.SlotUpdate, ac
 	if raised || reopened {
 		// New or reopened seats go to the waitlist first, in this transaction.
 		if err := db.offerSeats(ctx, tx, id, booking.MaxCapacity); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	if err := tx.Commit(); err != nil {
-		return nil, err
-	}
-	return db.findSlotView(ctx, id)
+	return tx.Commit()
 }
 
 // findSlotView returns one slot with whether it is bookable now.

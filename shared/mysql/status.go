@@ -14,15 +14,18 @@ import (
 // holds none, takes one back (conditionally, as at reserve) when a booking that
 // held none comes back, and writes the audit record.
 func (db *DB) ChangeStatus(ctx context.Context, c booking.Change) (*booking.Booking, error) {
-	tx, err := db.begin(ctx)
+	err := retryDeadlock(func() error {
+		tx, err := db.begin(ctx)
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback()
+		if err := db.changeStatus(ctx, tx, c); err != nil {
+			return err
+		}
+		return tx.Commit()
+	})
 	if err != nil {
-		return nil, err
-	}
-	defer tx.Rollback()
-	if err := db.changeStatus(ctx, tx, c); err != nil {
-		return nil, err
-	}
-	if err := tx.Commit(); err != nil {
 		return nil, err
 	}
 	return db.FindBooking(ctx, c.BookingID)

@@ -24,6 +24,10 @@ var unavailableErrNo = map[uint16]bool{
 	1317: true, // ER_QUERY_INTERRUPTED: the statement was killed (a shutdown)
 	1927: true, // ER_CONNECTION_KILLED (MariaDB): the connection was killed
 	4031: true, // ER_CLIENT_INTERACTION_TIMEOUT (MySQL 8): disconnected for inactivity
+	// Contention the store retries first (retryDeadlock); if it persists, the
+	// transaction was rolled back whole and the client may simply try again.
+	1205: true, // ER_LOCK_WAIT_TIMEOUT
+	1213: true, // ER_LOCK_DEADLOCK
 }
 
 // Classify gives a failure to reach the database its code: an error that says
