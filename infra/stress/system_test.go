@@ -86,17 +86,15 @@ const hangCap = fnTimeout + 500*time.Millisecond
 func newSystem(t testing.TB) *system {
 	t.Helper()
 	s := &system{t: t, logs: &syncBuffer{}}
-	s.cls = clstest.NewServer(clsSecretID, clsSecretKey)
-	s.cls.SetTopicID(clsTopic)
-	s.cls.Start()
-	t.Cleanup(s.cls.Close)
+	var toCLS func(map[string]string)
+	s.cls, toCLS = testkit.StartCLS(t, testkit.CLSAccount{SecretID: clsSecretID, SecretKey: clsSecretKey, Topic: clsTopic})
 
 	kit := testkit.Start(t, testkit.Options{
 		AppID: appID, AppSecret: "stress-app-secret", MchID: mchID,
 		SessionSecret: sessionKey, AdminToken: adminToken,
 		Conns:        4,
 		OnPayRequest: s.onWeChatRequest,
-		Env:          []func(map[string]string){s.throughProxy, s.settings},
+		Env:          []func(map[string]string){s.throughProxy, withTemplates, toCLS},
 		Functions:    s.instances,
 		Front:        s.dropNotifications,
 	})
@@ -134,15 +132,11 @@ func (s *system) throughProxy(env map[string]string) {
 	env["MYSQL_DSN"] = viaProxy.FormatDSN()
 }
 
-// settings adds a template for every notification and the local CLS.
-func (s *system) settings(env map[string]string) {
+// withTemplates configures a template for every kind of notification.
+func withTemplates(env map[string]string) {
 	for _, k := range []string{"CONFIRMED", "REMINDER", "WAITLIST", "CANCELLED"} {
 		env["WX_TMPL_"+k] = `{"id":"tmpl-` + strings.ToLower(k) + `","data":{"character_string1":"{bookingId}","time2":"{startAt}"}}`
 	}
-	env["CLS_ENDPOINT"] = s.cls.URL
-	env["CLS_TOPIC_ID"] = clsTopic
-	env["TENCENTCLOUD_SECRETID"] = clsSecretID
-	env["TENCENTCLOUD_SECRETKEY"] = clsSecretKey
 }
 
 // instances gives each function a few warm "instances" (an Env each, so each
