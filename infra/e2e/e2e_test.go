@@ -8,17 +8,14 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"salon/infra/testkit"
 	"strings"
 	"sync"
 	"testing"
@@ -26,12 +23,10 @@ import (
 
 	"salon/infra/localgw"
 	"salon/infra/scfhost"
+	"salon/infra/testkit"
 	"salon/shared/booking"
-	"salon/shared/mysql"
 	"salon/shared/mysql/mysqltest"
-	"salon/shared/session"
 	"salon/shared/wechatpay/wxpaysim"
-	"salon/shared/wxlogin/wxloginsim"
 )
 
 const (
@@ -116,83 +111,39 @@ func (r runRecorder) Invoke(ctx context.Context, fn string, payload []byte, requ
 	return out, ierr, err
 }
 
-// system is one running copy of the product.
+// system is one running copy of the product: testkit.System with the function
+// binaries under scfhost, and the release timer fired by the test.
 type system struct {
-	t        *testing.T
-	url      string // the gateway
-	store    *mysql.DB
-	pay      *wxpaysim.Sim
-	sessions *session.Signer
-	logs     *syncBuffer
-	ticks    chan time.Time
-	runs     chan string
-	shop     *time.Location
+	*testkit.System
+	logs  *syncBuffer
+	ticks chan time.Time
+	runs  chan string
+	shop  *time.Location
 }
 
 func start(t *testing.T) *system {
 	t.Helper()
-	s := &system{t: t, logs: &syncBuffer{}, ticks: make(chan time.Time), runs: make(chan string, 4)}
+	s := &system{logs: &syncBuffer{}, ticks: make(chan time.Time), runs: make(chan string, 4)}
 	var err error
 	if s.shop, err = time.LoadLocation("Asia/Shanghai"); err != nil {
 		t.Fatal(err)
 	}
-	spec, err := localgw.LoadServerless(filepath.Join(repoRoot, "serverless.yml"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	var host *scfhost.Host
+	s.System = testkit.Start(t, testkit.Options{
+		AppID: appID, AppSecret: appSecret, MchID: mchID,
+		SessionSecret: secret, AdminToken: adminTok,
+		Conns: 4,
+		Functions: func(kit *testkit.System) localgw.Invoker {
+			host = deploy(kit, s.logs)
+			return host
+		},
+		GatewayLog: s.logs,
+	})
 
-	var dsn string
-	s.store, dsn = mysqltest.Open(t, 4)
-
-	merchant, serial, err := wxpaysim.NewMerchantKeys()
-	if err != nil {
-		t.Fatal(err)
+	if len(s.Spec.Timers) != 1 {
+		t.Fatalf("serverless.yml timers: %+v", s.Spec.Timers)
 	}
-	s.pay, err = wxpaysim.New(wxpaysim.Options{AppID: appID, MchID: mchID, MerchantPublicKey: &merchant.PublicKey, MerchantSerial: serial})
-	if err != nil {
-		t.Fatal(err)
-	}
-	paySrv := httptest.NewServer(s.pay.Handler())
-	t.Cleanup(paySrv.Close)
-	login := wxloginsim.New(appID, appSecret)
-	loginSrv := httptest.NewServer(login)
-	t.Cleanup(func() { login.Close(); loginSrv.Close() })
-
-	// The gateway's address is needed for the notify URLs before the functions
-	// are registered, so its listener is opened first and served last.
-	gwSrv := httptest.NewUnstartedServer(nil)
-	s.url = "http://" + gwSrv.Listener.Addr().String()
-
-	settings := s.pay.Env(merchant, serial, paySrv.URL, s.url+"/pay/notify", s.url+"/pay/refund-notify")
-	for k, v := range map[string]string{
-		"MYSQL_DSN": dsn, "SESSION_SECRET": secret, "ADMIN_TOKEN": adminTok,
-		"WX_APPID": appID, "WX_APPSECRET": appSecret, "WX_API_BASE": loginSrv.URL,
-	} {
-		settings[k] = v
-	}
-	s.sessions = &session.Signer{Secret: []byte(secret)}
-
-	host := scfhost.NewHost(s.logs)
-	t.Cleanup(func() { host.Close() })
-	for _, fn := range spec.Functions {
-		err := host.Register(scfhost.Function{
-			Name: fn.Name, Binary: filepath.Join(binDir, fn.Name, "main"),
-			Env:     deployedEnv(fn.Env, settings),
-			Timeout: fn.Timeout, MemoryMB: fn.MemoryMB,
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	gw := localgw.NewGateway(spec.Routes, host, s.logs)
-	gwSrv.Config.Handler = gw
-	gwSrv.Start()
-	t.Cleanup(func() { gwSrv.Close(); gw.Wait() })
-
-	if len(spec.Timers) != 1 {
-		t.Fatalf("serverless.yml timers: %+v", spec.Timers)
-	}
-	timer := &localgw.Timer{Trigger: spec.Timers[0], Ticks: s.ticks, Invoker: runRecorder{host, s.runs}, Log: s.logs}
+	timer := &localgw.Timer{Trigger: s.Spec.Timers[0], Ticks: s.ticks, Invoker: runRecorder{host, s.runs}, Log: s.logs}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { timer.Run(ctx); close(done) }()
@@ -206,94 +157,29 @@ func start(t *testing.T) *system {
 	return s
 }
 
-// deployedEnv is what a deployed function would see: only the variables
-// serverless.yml lists, each ${env:NAME} taken from settings, the way the deploy
+// deploy registers every function of serverless.yml with a new scfhost, each
+// given what a deployed function would see: only the variables serverless.yml
+// lists, each ${env:NAME} taken from the system's settings, the way the deploy
 // takes them from the deploying shell. A setting serverless.yml forgets to pass
 // is therefore missing here too.
-func deployedEnv(spec, settings map[string]string) map[string]string {
-	env := map[string]string{}
-	for k, v := range spec {
-		if s, ok := localgw.ExpandEnv(v, func(name string) (string, bool) { v, ok := settings[name]; return v, ok }); ok && s != "" {
-			env[k] = s
-		}
-	}
-	return env
-}
-
-type answer struct {
-	status int
-	body   []byte
-	json   map[string]any
-}
-
-func (a answer) code() string { c, _ := a.json["code"].(string); return c }
-
-func (a answer) String() string { return fmt.Sprintf("%d %s", a.status, a.body) }
-
-// call sends one request through the gateway; bearer may be "". It is safe to
-// call from many goroutines.
-func (s *system) call(method, path, bearer string, body any) (answer, error) {
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
+func deploy(kit *testkit.System, log io.Writer) *scfhost.Host {
+	host := scfhost.NewHost(log)
+	kit.T.Cleanup(func() { host.Close() })
+	settings := func(name string) (string, bool) { v := kit.Env[name]; return v, v != "" }
+	for _, fn := range kit.Spec.Functions {
+		err := host.Register(scfhost.Function{
+			Name: fn.Name, Binary: filepath.Join(binDir, fn.Name, "main"),
+			Env:     localgw.FunctionEnv(fn, settings),
+			Timeout: fn.Timeout, MemoryMB: fn.MemoryMB,
+		})
 		if err != nil {
-			return answer{}, err
+			kit.T.Fatal(err)
 		}
-		rd = bytes.NewReader(b)
 	}
-	req, err := http.NewRequest(method, s.url+path, rd)
-	if err != nil {
-		return answer{}, err
-	}
-	if bearer != "" {
-		req.Header.Set("Authorization", "Bearer "+bearer)
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return answer{}, err
-	}
-	defer resp.Body.Close()
-	a := answer{status: resp.StatusCode}
-	if a.body, err = io.ReadAll(resp.Body); err != nil {
-		return a, err
-	}
-	_ = json.Unmarshal(a.body, &a.json)
-	return a, nil
+	return host
 }
 
-// must is call for the test's own goroutine: a transport error ends the test.
-func (s *system) must(method, path, bearer string, body any) answer {
-	s.t.Helper()
-	a, err := s.call(method, path, bearer, body)
-	if err != nil {
-		s.t.Fatalf("%s %s: %v", method, path, err)
-	}
-	return a
-}
-
-// login logs a customer in through /login with a simulator code.
-func (s *system) login(code string) string {
-	s.t.Helper()
-	a := s.must("POST", "/login", "", map[string]string{"code": code})
-	tok, _ := a.json["token"].(string)
-	if a.status != http.StatusOK || tok == "" {
-		s.t.Fatalf("login %q: %s", code, a)
-	}
-	return tok
-}
-
-// token signs a session as /login would; for crowds of customers.
-func (s *system) token(openid string) string {
-	s.t.Helper()
-	tok, _, err := s.sessions.Issue(openid)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	return tok
-}
+type answer = testkit.Answer
 
 // tomorrow is tomorrow's date in the shop's time zone.
 func (s *system) tomorrow() string {
@@ -303,79 +189,62 @@ func (s *system) tomorrow() string {
 // openSlot opens one 90-minute slot tomorrow at 10:00 through the admin API and
 // returns its id, found through the public schedule.
 func (s *system) openSlot(capacity int, priceFen int64) int64 {
-	s.t.Helper()
+	s.T.Helper()
 	day := s.tomorrow()
-	a := s.must("POST", "/admin/slots", adminTok, map[string]any{
+	a := s.Must("POST", "/admin/slots", adminTok, map[string]any{
 		"from": day, "to": day, "open": "10:00", "close": "11:30", "slotMinutes": 90, "capacity": capacity, "priceFen": priceFen,
 	})
-	if a.status != http.StatusCreated || a.json["created"] != 1.0 {
-		s.t.Fatalf("admin schedule: %s", a)
+	if a.Status != http.StatusCreated || a.JSON["created"] != 1.0 {
+		s.T.Fatalf("admin schedule: %s", a)
 	}
 	slots := s.slots(day)
 	if len(slots) != 1 {
-		s.t.Fatalf("slots of %s: %+v", day, slots)
+		s.T.Fatalf("slots of %s: %+v", day, slots)
 	}
 	return int64(slots[0]["slotId"].(float64))
 }
 
 func (s *system) slots(day string) []map[string]any {
-	s.t.Helper()
-	a := s.must("GET", "/slots?date="+day, "", nil)
-	if a.status != http.StatusOK {
-		s.t.Fatalf("slots: %s", a)
+	s.T.Helper()
+	a := s.Must("GET", "/slots?date="+day, "", nil)
+	if a.Status != http.StatusOK {
+		s.T.Fatalf("slots: %s", a)
 	}
 	var out []map[string]any
-	for _, v := range a.json["slots"].([]any) {
+	for _, v := range a.JSON["slots"].([]any) {
 		out = append(out, v.(map[string]any))
 	}
 	return out
 }
 
 func (s *system) remaining(slot int64) int {
-	s.t.Helper()
+	s.T.Helper()
 	for _, sl := range s.slots(s.tomorrow()) {
 		if int64(sl["slotId"].(float64)) == slot {
 			return int(sl["remaining"].(float64))
 		}
 	}
-	s.t.Fatalf("slot %d not listed", slot)
+	s.T.Fatalf("slot %d not listed", slot)
 	return 0
 }
 
 // reserve books slot and returns the booking id.
 func (s *system) reserve(token string, slot int64) int64 {
-	s.t.Helper()
-	a := s.must("POST", "/bookings", token, map[string]any{"slotId": slot})
-	if a.status != http.StatusCreated {
-		s.t.Fatalf("reserve: %s", a)
+	s.T.Helper()
+	a := s.Must("POST", "/bookings", token, map[string]any{"slotId": slot})
+	if a.Status != http.StatusCreated {
+		s.T.Fatalf("reserve: %s", a)
 	}
-	b := a.json["booking"].(map[string]any)
-	if b["status"] != "pending_payment" || a.json["payment"] == nil {
-		s.t.Fatalf("reserve answer: %s", a)
+	b := a.JSON["booking"].(map[string]any)
+	if b["status"] != "pending_payment" || a.JSON["payment"] == nil {
+		s.T.Fatalf("reserve answer: %s", a)
 	}
 	return int64(b["bookingId"].(float64))
 }
 
-// mine returns the customer's booking with id, as /bookings/mine shows it.
-func (s *system) mine(token string, id int64) map[string]any {
-	s.t.Helper()
-	a := s.must("GET", "/bookings/mine", token, nil)
-	if a.status != http.StatusOK {
-		s.t.Fatalf("mine: %s", a)
-	}
-	for _, v := range a.json["bookings"].([]any) {
-		b := v.(map[string]any)
-		if int64(b["bookingId"].(float64)) == id {
-			return b
-		}
-	}
-	s.t.Fatalf("booking %d not in /bookings/mine: %s", id, a)
-	return nil
-}
-
 // tick fires the release timer once and returns the run's answer.
 func (s *system) tick() string {
-	s.t.Helper()
+	s.T.Helper()
 	s.ticks <- time.Now()
 	return <-s.runs
 }
@@ -389,18 +258,16 @@ func TestBookPayExpireCancelRefund(t *testing.T) {
 	s := start(t)
 	ctx := context.Background()
 
-	if a := s.must("GET", "/healthz", "", nil); a.status != http.StatusOK || a.json["status"] != "ok" {
+	if a := s.Must("GET", "/healthz", "", nil); a.Status != http.StatusOK || a.JSON["status"] != "ok" {
 		t.Fatalf("healthz: %s", a)
 	}
 	slot := s.openSlot(2, 5000)
-	alice, bob := s.login("alice"), s.login("bob")
+	alice, bob := s.Login("alice"), s.Login("bob")
 
 	// Alice books and pays: WeChat's notification goes through the gateway to paynotify.
 	paid := s.reserve(alice, slot)
-	if err := s.pay.Pay(ctx, booking.OutTradeNo(paid)); err != nil {
-		t.Fatalf("pay: %v", err)
-	}
-	if b := s.mine(alice, paid); b["status"] != "confirmed" {
+	s.PayFor(paid)
+	if b := s.Mine(alice, paid); b["status"] != "confirmed" {
 		t.Fatalf("after payment: %v", b)
 	}
 
@@ -410,35 +277,35 @@ func TestBookPayExpireCancelRefund(t *testing.T) {
 	if n := s.remaining(slot); n != 0 {
 		t.Fatalf("remaining with two holds: %d", n)
 	}
-	mysqltest.ExpireHold(t, s.store, held)
+	mysqltest.ExpireHold(t, s.Store, held)
 	var sum map[string]int
 	run := s.tick()
 	if err := json.Unmarshal([]byte(run), &sum); err != nil || sum["released"] != 1 {
 		t.Fatalf("release run: %s", run)
 	}
-	if b := s.mine(bob, held); b["status"] != "expired" {
+	if b := s.Mine(bob, held); b["status"] != "expired" {
 		t.Fatalf("after release: %v", b)
 	}
 	if n := s.remaining(slot); n != 1 {
 		t.Fatalf("remaining after release: %d, want 1", n)
 	}
-	if o, ok := s.pay.Order(booking.OutTradeNo(held)); !ok || o.State != wxpaysim.StateClosed {
+	if o, ok := s.Pay.Order(booking.OutTradeNo(held)); !ok || o.State != wxpaysim.StateClosed {
 		t.Fatalf("the released booking's WeChat order was not closed: %+v", o)
 	}
 
 	// Alice cancels: the refund starts, and WeChat's refund notification (through
 	// the gateway) settles it.
-	a := s.must("POST", fmt.Sprintf("/bookings/%d/cancel", paid), alice, nil)
-	if a.status != http.StatusOK {
+	a := s.Must("POST", fmt.Sprintf("/bookings/%d/cancel", paid), alice, nil)
+	if a.Status != http.StatusOK {
 		t.Fatalf("cancel: %s", a)
 	}
-	if rf, _ := a.json["booking"].(map[string]any)["refund"].(map[string]any); rf["status"] != "processing" || rf["amountFen"] != 5000.0 {
+	if rf, _ := a.JSON["booking"].(map[string]any)["refund"].(map[string]any); rf["status"] != "processing" || rf["amountFen"] != 5000.0 {
 		t.Fatalf("cancel answer: %s", a)
 	}
-	if err := s.pay.CompleteRefund(ctx, booking.OutRefundNo(paid), wxpaysim.RefundSuccess); err != nil {
+	if err := s.Pay.CompleteRefund(ctx, booking.OutRefundNo(paid), wxpaysim.RefundSuccess); err != nil {
 		t.Fatalf("refund notification: %v", err)
 	}
-	b := s.mine(alice, paid)
+	b := s.Mine(alice, paid)
 	if rf, _ := b["refund"].(map[string]any); b["status"] != "cancelled" || rf["status"] != "succeeded" || rf["refundedAt"] == nil {
 		t.Fatalf("after the refund notification: %v", b)
 	}
@@ -447,11 +314,11 @@ func TestBookPayExpireCancelRefund(t *testing.T) {
 	}
 
 	// The salon sees both bookings, with who made them.
-	a = s.must("GET", "/admin/bookings?date="+s.tomorrow(), adminTok, nil)
-	if a.status != http.StatusOK || len(a.json["bookings"].([]any)) != 2 {
+	a = s.Must("GET", "/admin/bookings?date="+s.tomorrow(), adminTok, nil)
+	if a.Status != http.StatusOK || len(a.JSON["bookings"].([]any)) != 2 {
 		t.Fatalf("admin bookings: %s", a)
 	}
-	mysqltest.CheckInvariant(t, s.store)
+	mysqltest.CheckInvariant(t, s.Store)
 }
 
 // TestLastSeatUnderACrowd sends 130 customers at a slot's last seat at once,
@@ -461,12 +328,12 @@ func TestLastSeatUnderACrowd(t *testing.T) {
 	t.Parallel()
 	s := start(t)
 	slot := s.openSlot(2, 5000)
-	s.reserve(s.login("early-bird"), slot) // the first seat; one is left
+	s.reserve(s.Login("early-bird"), slot) // the first seat; one is left
 
 	const crowd = 130
 	tokens := make([]string, crowd)
 	for i := range tokens {
-		tokens[i] = s.token(fmt.Sprintf("o-crowd-%03d", i))
+		tokens[i] = s.Token(fmt.Sprintf("o-crowd-%03d", i))
 	}
 	answers := make([]answer, crowd)
 	errs := make([]error, crowd)
@@ -475,7 +342,7 @@ func TestLastSeatUnderACrowd(t *testing.T) {
 	for i := range crowd {
 		wg.Go(func() {
 			<-begin
-			answers[i], errs[i] = s.call("POST", "/bookings", tokens[i], map[string]any{"slotId": slot})
+			answers[i], errs[i] = s.Call("POST", "/bookings", tokens[i], map[string]any{"slotId": slot})
 		})
 	}
 	close(begin)
@@ -486,9 +353,9 @@ func TestLastSeatUnderACrowd(t *testing.T) {
 		switch {
 		case errs[i] != nil:
 			t.Errorf("customer %d: %v", i, errs[i])
-		case a.status == http.StatusCreated:
+		case a.Status == http.StatusCreated:
 			won++
-		case a.status == http.StatusConflict && a.code() == booking.ESOLDOUT:
+		case a.Status == http.StatusConflict && a.Code() == booking.ESOLDOUT:
 			soldOut++
 		default:
 			t.Errorf("customer %d: %s", i, a)
@@ -500,7 +367,7 @@ func TestLastSeatUnderACrowd(t *testing.T) {
 	if n := s.remaining(slot); n != 0 {
 		t.Errorf("remaining after the crowd: %d", n)
 	}
-	mysqltest.CheckInvariant(t, s.store)
+	mysqltest.CheckInvariant(t, s.Store)
 }
 
 // TestEveryRouteReachesItsHandler sends each API of serverless.yml, without
@@ -512,11 +379,7 @@ func TestLastSeatUnderACrowd(t *testing.T) {
 func TestEveryRouteReachesItsHandler(t *testing.T) {
 	t.Parallel()
 	s := start(t)
-	spec, err := localgw.LoadServerless(filepath.Join(repoRoot, "serverless.yml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range spec.Routes {
+	for _, r := range s.Spec.Routes {
 		path := r.Path
 		for _, p := range r.Params {
 			if p.Position == "PATH" {
@@ -531,12 +394,12 @@ func TestEveryRouteReachesItsHandler(t *testing.T) {
 		if r.Method == "POST" || r.Method == "PATCH" {
 			body = map[string]any{}
 		}
-		a := s.must(r.Method, path, "", body)
-		if a.status == http.StatusNotFound || a.status == http.StatusMethodNotAllowed || a.status >= 500 || a.json["errno"] != nil {
+		a := s.Must(r.Method, path, "", body)
+		if a.Status == http.StatusNotFound || a.Status == http.StatusMethodNotAllowed || a.Status >= 500 || a.JSON["errno"] != nil {
 			t.Errorf("%s %s (%s): %s", r.Method, r.Path, r.Function, a)
 			continue
 		}
-		t.Logf("%s %s -> %s: %d %s", r.Method, path, r.Function, a.status, a.code())
+		t.Logf("%s %s -> %s: %d %s", r.Method, path, r.Function, a.Status, a.Code())
 		// The function logged the request under the route's template.
 		want := fmt.Sprintf(`"function":%q,"route":%q,"method":%q`, r.Function, r.Path, r.Method)
 		if !s.logs.WaitFor(want, 10*time.Second) {

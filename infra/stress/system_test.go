@@ -1,7 +1,6 @@
 package stress
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -10,7 +9,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"salon/infra/testkit"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -20,12 +18,10 @@ import (
 	drv "github.com/go-sql-driver/mysql"
 
 	"salon/infra/localgw"
-	"salon/infra/scfhost"
-	"salon/shared/apigw"
+	"salon/infra/testkit"
 	"salon/shared/cls/clstest"
 	"salon/shared/handler"
 	"salon/shared/mysql"
-	"salon/shared/mysql/mysqltest"
 	"salon/shared/service"
 	"salon/shared/session"
 	"salon/shared/wechatpay/wxpaysim"
@@ -45,32 +41,10 @@ const (
 
 type syncBuffer = testkit.SyncBuffer
 
-// invoker runs the functions' routers in this process the way scfhost runs their
-// binaries. Each function has a few warm "instances" (an Env each, so each has its
-// own small pool and its own WeChat Pay client), used in turn; each invocation gets
-// the function's timeout as its deadline, as SCF gives it.
-type invoker struct {
-	timeout   time.Duration
-	next      atomic.Uint64
-	instances map[string][]func(ctx context.Context, raw json.RawMessage) (apigw.Response, error)
-}
-
-func (p *invoker) Invoke(ctx context.Context, fn string, payload []byte, requestID string) ([]byte, *scfhost.InvokeError, error) {
-	hs, ok := p.instances[fn]
-	if !ok {
-		return nil, nil, fmt.Errorf("no function %q", fn)
-	}
-	ctx, cancel := context.WithTimeout(ctx, p.timeout)
-	defer cancel()
-	resp, err := hs[p.next.Add(1)%uint64(len(hs))](ctx, payload)
-	if err != nil {
-		return nil, &scfhost.InvokeError{Message: err.Error()}, nil
-	}
-	out, err := json.Marshal(resp)
-	return out, nil, err
-}
-
-// system is the whole product for one stress run.
+// system is the whole product for one stress run: testkit.System with the
+// functions reaching the database through a fault-injecting proxy, a few warm
+// instances of each function, a local CLS, and a front door that can drop
+// WeChat's notifications.
 type system struct {
 	t        testing.TB
 	dbName   string
@@ -87,7 +61,7 @@ type system struct {
 	relNext  atomic.Uint64
 	logs     *syncBuffer
 	sessions *session.Signer
-	client   *http.Client
+	client   testkit.Client
 
 	// notifyDrop fails the next n notification deliveries at the front door,
 	// as if paynotify were unreachable; WeChat then delivers again later.
@@ -112,104 +86,93 @@ const hangCap = fnTimeout + 500*time.Millisecond
 func newSystem(t testing.TB) *system {
 	t.Helper()
 	s := &system{t: t, logs: &syncBuffer{}}
-	var dsn string
-	s.store, dsn = mysqltest.Open(t, 4)
-	cfg, err := drv.ParseDSN(dsn)
+	var toCLS func(map[string]string)
+	s.cls, toCLS = testkit.StartCLS(t, testkit.CLSAccount{SecretID: clsSecretID, SecretKey: clsSecretKey, Topic: clsTopic})
+
+	kit := testkit.Start(t, testkit.Options{
+		AppID: appID, AppSecret: "stress-app-secret", MchID: mchID,
+		SessionSecret: sessionKey, AdminToken: adminToken,
+		Conns:        4,
+		OnPayRequest: s.onWeChatRequest,
+		Env:          []func(map[string]string){s.throughProxy, withTemplates, toCLS},
+		Functions:    s.instances,
+		Front:        s.dropNotifications,
+	})
+	s.store, s.sim, s.login, s.gw, s.front = kit.Store, kit.Pay, kit.WeChat, kit.Gateway, kit.Server
+	s.env, s.sessions = kit.Env, kit.Sessions
+	s.client = testkit.Client{URL: kit.URL, HTTP: &http.Client{Timeout: 30 * time.Second}}
+	return s
+}
+
+// throughProxy points the functions at the database through the proxy that
+// fails and kills their connections, and opens the killer's own connection.
+func (s *system) throughProxy(env map[string]string) {
+	cfg, err := drv.ParseDSN(env["MYSQL_DSN"])
 	if err != nil {
-		t.Fatal(err)
+		s.t.Fatal(err)
 	}
 	s.dbName = cfg.DBName
-	s.killer, err = sql.Open("mysql", dsn)
+	s.killer, err = sql.Open("mysql", env["MYSQL_DSN"])
 	if err != nil {
-		t.Fatal(err)
+		s.t.Fatal(err)
 	}
 	s.killer.SetMaxOpenConns(1)
-	t.Cleanup(func() { s.killer.Close() })
+	s.t.Cleanup(func() { s.killer.Close() })
 
 	if cfg.Net != "tcp" {
-		t.Skipf("the stress test needs a TCP MYSQL_DSN to put its proxy in front of, not %s", cfg.Net)
+		s.t.Skipf("the stress test needs a TCP MYSQL_DSN to put its proxy in front of, not %s", cfg.Net)
 	}
 	s.proxy, err = newDBProxy(cfg.Addr)
 	if err != nil {
-		t.Fatal(err)
+		s.t.Fatal(err)
 	}
-	t.Cleanup(s.proxy.Close)
+	s.t.Cleanup(s.proxy.Close)
 	viaProxy := cfg.Clone()
 	viaProxy.Addr = s.proxy.Addr()
+	env["MYSQL_DSN"] = viaProxy.FormatDSN()
+}
 
-	priv, serial, err := wxpaysim.NewMerchantKeys()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.sim, err = wxpaysim.New(wxpaysim.Options{AppID: appID, MchID: mchID, MerchantPublicKey: &priv.PublicKey,
-		MerchantSerial: serial, OnRequest: s.onWeChatRequest})
-	if err != nil {
-		t.Fatal(err)
-	}
-	simSrv := httptest.NewServer(s.sim.Handler())
-	t.Cleanup(simSrv.Close)
-
-	s.login = wxloginsim.New(appID, "stress-app-secret")
-	loginSrv := httptest.NewServer(s.login)
-	t.Cleanup(func() { s.login.Close(); loginSrv.Close() })
-
-	s.cls = clstest.NewServer(clsSecretID, clsSecretKey)
-	s.cls.SetTopicID(clsTopic)
-	s.cls.Start()
-	t.Cleanup(s.cls.Close)
-
-	var front http.Handler
-	s.front = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { front.ServeHTTP(w, r) }))
-	t.Cleanup(s.front.Close)
-
-	s.env = s.sim.Env(priv, serial, simSrv.URL, s.front.URL+"/pay/notify", s.front.URL+"/pay/refund-notify")
-	s.env["MYSQL_DSN"] = viaProxy.FormatDSN()
-	s.env["SESSION_SECRET"] = sessionKey
-	s.env["ADMIN_TOKEN"] = adminToken
-	s.env["WX_APPSECRET"] = "stress-app-secret"
-	s.env["WX_API_BASE"] = loginSrv.URL
+// withTemplates configures a template for every kind of notification.
+func withTemplates(env map[string]string) {
 	for _, k := range []string{"CONFIRMED", "REMINDER", "WAITLIST", "CANCELLED"} {
-		s.env["WX_TMPL_"+k] = `{"id":"tmpl-` + strings.ToLower(k) + `","data":{"character_string1":"{bookingId}","time2":"{startAt}"}}`
+		env["WX_TMPL_"+k] = `{"id":"tmpl-` + strings.ToLower(k) + `","data":{"character_string1":"{bookingId}","time2":"{startAt}"}}`
 	}
-	s.env["CLS_ENDPOINT"] = s.cls.URL
-	s.env["CLS_TOPIC_ID"] = clsTopic
-	s.env["TENCENTCLOUD_SECRETID"] = clsSecretID
-	s.env["TENCENTCLOUD_SECRETKEY"] = clsSecretKey
-	s.sessions = &session.Signer{Secret: []byte(sessionKey)}
+}
 
+// instances gives each function a few warm "instances" (an Env each, so each
+// has its own small pool and its own WeChat Pay client), used in turn, each
+// invocation with the function's timeout as its deadline, as SCF gives it.
+func (s *system) instances(kit *testkit.System) localgw.Invoker {
 	log := slog.New(slog.NewJSONHandler(s.logs, nil))
 	newEnv := func() *wire.Env {
-		e := &wire.Env{Getenv: func(k string) string { return s.env[k] }, Log: log, AuditOut: io.Discard}
-		t.Cleanup(func() {
+		e := &wire.Env{Getenv: func(k string) string { return kit.Env[k] }, Log: log, AuditOut: io.Discard}
+		s.t.Cleanup(func() {
 			e.Close()
 		})
 		return e
 	}
 	const instances = 2
-	inv := &invoker{timeout: fnTimeout, instances: map[string][]func(context.Context, json.RawMessage) (apigw.Response, error){}}
+	inv := &testkit.InProcess{Timeout: fnTimeout, Functions: map[string][]testkit.Handler{}}
 	for range instances {
-		inv.instances["reserve"] = append(inv.instances["reserve"], handler.ReserveRouter(newEnv()).Invoke)
-		inv.instances["cancel"] = append(inv.instances["cancel"], handler.CancelRouter(newEnv()).Invoke)
-		inv.instances["admin"] = append(inv.instances["admin"], handler.AdminRouter(newEnv()).Invoke)
-		inv.instances["paynotify"] = append(inv.instances["paynotify"], handler.PayNotifyRouter(newEnv()).Invoke)
+		inv.Functions["reserve"] = append(inv.Functions["reserve"], handler.ReserveRouter(newEnv()).Invoke)
+		inv.Functions["cancel"] = append(inv.Functions["cancel"], handler.CancelRouter(newEnv()).Invoke)
+		inv.Functions["admin"] = append(inv.Functions["admin"], handler.AdminRouter(newEnv()).Invoke)
+		inv.Functions["paynotify"] = append(inv.Functions["paynotify"], handler.PayNotifyRouter(newEnv()).Invoke)
 		s.release = append(s.release, handler.Release(newEnv()))
 	}
-	spec, err := localgw.LoadServerless("../../serverless.yml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.gw = localgw.NewGateway(spec.Routes, inv, nil)
-	t.Cleanup(s.gw.Wait)
-	front = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return inv
+}
+
+// dropNotifications is the front door: while notifyDrop lasts, a notification
+// never reaches the function and WeChat sees a failure.
+func (s *system) dropNotifications(gw http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(r.URL.Path, "/pay/") && s.take(&s.notifyDrop) {
-			// The notification never reaches the function: WeChat sees a failure.
 			http.Error(w, "unreachable", http.StatusBadGateway)
 			return
 		}
-		s.gw.ServeHTTP(w, r)
+		gw.ServeHTTP(w, r)
 	})
-	s.client = &http.Client{Timeout: 30 * time.Second}
-	return s
 }
 
 // take consumes one unit of a fault counter.
@@ -266,55 +229,24 @@ func (s *system) runRelease() (service.Summary, error) {
 	return s.release[s.relNext.Add(1)%uint64(len(s.release))](ctx, json.RawMessage(`"release"`))
 }
 
-func (s *system) token(openid string) string {
-	tok, _, err := s.sessions.Issue(openid)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	return tok
-}
+func (s *system) token(openid string) string { return testkit.Token(s.t, s.sessions, openid) }
 
-type answer struct {
-	Status int
-	Header http.Header
-	Body   []byte
-	JSON   map[string]any
-}
+type answer testkit.Answer
 
-func (a answer) code() string {
-	c, _ := a.JSON["code"].(string)
-	return c
-}
+func (a answer) code() string { return testkit.Answer(a).Code() }
 
 // leakMarkers must never appear in an answer to a customer or the salon.
 var leakMarkers = []string{"SELECT", "INSERT", "UPDATE t_", "goroutine", ".go:", "PRIVATE KEY", "Error 1", "salon_t_"}
 
-// call sends one HTTP request through the gateway. bearer may be "".
+// call sends one HTTP request through the gateway. bearer may be "". A transport
+// error, a leak or an error without a code is a violation.
 func (s *system) call(method, path, bearer string, body any, headers ...string) answer {
-	var rd io.Reader
-	if body != nil {
-		j, _ := json.Marshal(body)
-		rd = bytes.NewReader(j)
-	}
-	req, _ := http.NewRequest(method, s.front.URL+path, rd)
-	if bearer != "" {
-		req.Header.Set("Authorization", "Bearer "+bearer)
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header.Set(headers[i], headers[i+1])
-	}
-	resp, err := s.client.Do(req)
+	ka, err := s.client.Call(method, path, bearer, body, headers...)
 	if err != nil {
 		s.violate("%s %s: transport error %v", method, path, err)
 		return answer{}
 	}
-	defer resp.Body.Close()
-	a := answer{Status: resp.StatusCode, Header: resp.Header}
-	a.Body, _ = io.ReadAll(resp.Body)
-	json.Unmarshal(a.Body, &a.JSON)
+	a := answer(ka)
 	if a.Status >= 400 {
 		for _, m := range append(leakMarkers, sessionKey, adminToken, s.sim.APIv3Key()) {
 			if strings.Contains(string(a.Body), m) {

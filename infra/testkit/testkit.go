@@ -1,4 +1,10 @@
-// Package testkit holds small helpers shared by the product's test suites.
+// Package testkit is the test harness the product's suites share: System starts
+// the whole product for one test (a fresh database, the WeChat Pay and WeChat
+// server simulators over real HTTP, the functions behind the local API Gateway
+// with serverless.yml's routes) around whatever runs the functions (InProcess
+// routers, or scfhost with the built binaries), and its Client calls it, logs
+// in and pays as a customer would. The handler tests, the stress test and the
+// end-to-end test each add only what is their own.
 package testkit
 
 import (

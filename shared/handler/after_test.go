@@ -20,12 +20,7 @@ import (
 func (s *system) paidBooking(openid string, slot int64) int64 {
 	s.t.Helper()
 	id := s.mustReservePaid(openid, slot)
-	if err := s.sim.Pay(context.Background(), booking.OutTradeNo(id)); err != nil {
-		s.t.Fatal(err)
-	}
-	if st := s.status(id); st != "confirmed" {
-		s.t.Fatalf("booking %d after payment: %s", id, st)
-	}
+	s.payFor(id)
 	return id
 }
 

@@ -235,16 +235,6 @@ func (s *system) adminBookings(day string) map[int64]map[string]any {
 	return out
 }
 
-func (s *system) payFor(id int64) {
-	s.t.Helper()
-	if err := s.sim.Pay(context.Background(), booking.OutTradeNo(id)); err != nil {
-		s.t.Fatalf("pay booking %d: %v", id, err)
-	}
-	if got := s.status(id); got != "confirmed" {
-		s.t.Fatalf("booking %d after payment: %s", id, got)
-	}
-}
-
 func TestConsoleInABrowser(t *testing.T) {
 	s := newSystem(t)
 	b := newBrowser(t, s)

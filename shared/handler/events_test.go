@@ -131,6 +131,7 @@ func (s *system) booked(name string) map[string]string {
 func (s *system) with(t *testing.T) *system {
 	sub := *s
 	sub.t = t
+	sub.kit = s.kit.With(t)
 	return &sub
 }
 

@@ -2,7 +2,6 @@ package handler
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -19,7 +18,7 @@ import (
 
 	"salon/infra/localgw"
 	"salon/infra/scfhost"
-	"salon/shared/apigw"
+	"salon/infra/testkit"
 	"salon/shared/booking"
 	"salon/shared/config"
 	"salon/shared/mysql/mysqltest"
@@ -407,7 +406,7 @@ func restartMidBurst(t *testing.T, stop func(*mysqltest.Server)) {
 // each serving one request at a time with the function's timeout as deadline.
 type instances struct {
 	timeout time.Duration
-	free    map[string]chan func(context.Context, json.RawMessage) (apigw.Response, error)
+	free    map[string]chan testkit.Handler
 }
 
 func (p *instances) Invoke(ctx context.Context, fn string, payload []byte, _ string) ([]byte, *scfhost.InvokeError, error) {
@@ -419,12 +418,7 @@ func (p *instances) Invoke(ctx context.Context, fn string, payload []byte, _ str
 	defer func() { ch <- h }()
 	ctx, cancel := context.WithTimeout(ctx, p.timeout)
 	defer cancel()
-	resp, err := h(ctx, payload)
-	if err != nil {
-		return nil, &scfhost.InvokeError{Message: err.Error()}, nil
-	}
-	out, err := json.Marshal(resp)
-	return out, nil, err
+	return testkit.Invoke(ctx, h, payload)
 }
 
 // TestMoreInstancesThanConnections runs many more function instances than the
@@ -447,9 +441,9 @@ func TestMoreInstancesThanConnections(t *testing.T) {
 
 	env := map[string]string{"MYSQL_DSN": dsn, "SESSION_SECRET": testSecret}
 	logs := &syncBuffer{}
-	inv := &instances{timeout: 10 * time.Second, free: map[string]chan func(context.Context, json.RawMessage) (apigw.Response, error){}}
+	inv := &instances{timeout: 10 * time.Second, free: map[string]chan testkit.Handler{}}
 	for fn, n := range map[string]int{"reserve": 24, "slots": 4} {
-		inv.free[fn] = make(chan func(context.Context, json.RawMessage) (apigw.Response, error), n)
+		inv.free[fn] = make(chan testkit.Handler, n)
 		for range n {
 			e := &wire.Env{Getenv: func(k string) string { return env[k] }, Log: slog.New(slog.NewJSONHandler(logs, nil)), AuditOut: io.Discard}
 			t.Cleanup(func() { e.Close() })

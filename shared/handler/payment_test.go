@@ -160,21 +160,10 @@ func (s *system) postRaw(path string, headers map[string]string, body []byte) an
 	return s.send(req)
 }
 
-// mine returns the customer's booking id as GET /bookings/mine shows it.
+// mineOf returns the customer's booking id as GET /bookings/mine shows it.
 func (s *system) mineOf(openid string, id int64) map[string]any {
 	s.t.Helper()
-	a := s.call("GET", "/bookings/mine", s.token(openid), nil)
-	if a.Status != 200 {
-		s.t.Fatalf("mine: %d %s", a.Status, a.Body)
-	}
-	for _, v := range a.JSON["bookings"].([]any) {
-		b := v.(map[string]any)
-		if int64(b["bookingId"].(float64)) == id {
-			return b
-		}
-	}
-	s.t.Fatalf("booking %d not in mine: %s", id, a.Body)
-	return nil
+	return s.kit.Mine(s.token(openid), id)
 }
 
 func (s *system) mustReservePaid(openid string, slot int64, headers ...string) int64 {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"salon/infra/testkit"
 	"salon/shared/booking"
 	"salon/shared/cls"
 	"salon/shared/cls/clstest"
@@ -91,22 +92,11 @@ func relRunEnv(ctx context.Context, e *wire.Env) (relSummary, error) {
 	return sum, nil
 }
 
-// withCLS starts a local CLS that accepts only the test's role credentials, token
+// relWithCLS starts a local CLS that accepts only the test's role credentials, token
 // and topic, and points the system at it.
 func relWithCLS(t *testing.T) (*clstest.Server, func(map[string]string)) {
-	srv := clstest.NewServer(relCLSSecretID, relCLSSecretKey)
-	srv.SetToken(relCLSToken)
-	srv.SetTopicID(relCLSTopic)
-	srv.Start()
-	t.Cleanup(srv.Close)
-	return srv, func(env map[string]string) {
-		env["CLS_ENDPOINT"] = srv.URL
-		env["CLS_TOPIC_ID"] = relCLSTopic
-		env["TENCENTCLOUD_REGION"] = "ap-shanghai"
-		env["TENCENTCLOUD_SECRETID"] = relCLSSecretID
-		env["TENCENTCLOUD_SECRETKEY"] = relCLSSecretKey
-		env["TENCENTCLOUD_SESSIONTOKEN"] = relCLSToken
-	}
+	return testkit.StartCLS(t, testkit.CLSAccount{SecretID: relCLSSecretID, SecretKey: relCLSSecretKey,
+		Token: relCLSToken, Topic: relCLSTopic, Region: "ap-shanghai"})
 }
 
 // withLostNotifications points WeChat's notify_url at a receiver that always fails,
