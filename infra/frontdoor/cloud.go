@@ -18,13 +18,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"salon/shared/tcapi"
 	"strings"
 	"time"
 
 	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common"
 	tcerr "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common/errors"
 	tchttp "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common/http"
-	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common/profile"
 )
 
 // The cloud API services and versions this package calls.
@@ -77,25 +77,11 @@ type Cloud struct {
 // "http://127.0.0.1:PORT" that serves both.
 func NewCloud(cred Credentials, region, endpoint string) *Cloud {
 	mk := func(service string) *common.Client {
-		cp := profile.NewClientProfile()
-		cp.HttpProfile.ReqMethod = "POST"
-		cp.SignMethod = "TC3-HMAC-SHA256"
-		cp.Language = "en-US"
-		// A deploy step that fails should say so at once, not sleep in retries or
-		// switch hosts behind a region breaker; running it again is safe.
-		cp.DisableRegionBreaker = true
-		cp.NetworkFailureMaxRetries = 0
-		cp.RateLimitExceededMaxRetries = 0
-		if endpoint != "" {
-			scheme, host, ok := strings.Cut(endpoint, "://")
-			if !ok {
-				scheme, host = "https", endpoint
-			}
-			cp.HttpProfile.Scheme = strings.ToUpper(scheme)
-			cp.HttpProfile.Endpoint = host
-		} else {
-			cp.HttpProfile.Endpoint = service + ".tencentcloudapi.com"
+		host := endpoint
+		if host == "" {
+			host = service + ".tencentcloudapi.com"
 		}
+		cp := tcapi.Profile(host)
 		return common.NewCommonClient(common.NewTokenCredential(cred.SecretID, cred.SecretKey, cred.Token), region, cp)
 	}
 	return &Cloud{scf: mk(ServiceSCF), apigw: mk(ServiceAPIGateway), Timeout: 30 * time.Second}

@@ -34,19 +34,3 @@ func ConfigFromEnv(getenv func(string) string) (cfg Config, ok bool) {
 	}
 	return cfg, cfg.Endpoint != "" && cfg.TopicID != ""
 }
-
-// splitEndpoint turns Config.Endpoint into the SDK's scheme ("HTTP"/"HTTPS") and host.
-// The cloud API signs the path as "/", so any path in the endpoint is dropped.
-func splitEndpoint(endpoint string) (scheme, host string) {
-	scheme, host = "HTTPS", strings.TrimSpace(endpoint)
-	switch lower := strings.ToLower(host); {
-	case strings.HasPrefix(lower, "https://"):
-		host = host[len("https://"):]
-	case strings.HasPrefix(lower, "http://"):
-		scheme, host = "HTTP", host[len("http://"):]
-	}
-	if i := strings.IndexByte(host, '/'); i >= 0 {
-		host = host[:i]
-	}
-	return scheme, host
-}

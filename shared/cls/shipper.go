@@ -15,9 +15,9 @@ import (
 
 	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common"
 	tchttp "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common/http"
-	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common/profile"
 
 	"salon/shared/booking"
+	"salon/shared/tcapi"
 )
 
 // The cloud API action this package calls.
@@ -47,22 +47,13 @@ type Shipper struct {
 // New returns a Shipper for cfg that signs with the credentials getenv returns at the
 // time of each request (os.Getenv when getenv is nil).
 func New(cfg Config, getenv func(string) string) *Shipper {
-	scheme, host := splitEndpoint(cfg.Endpoint)
 	region := cfg.Region
 	if region == "" {
 		region = DefaultRegion
 	}
-	cp := profile.NewClientProfile()
-	cp.HttpProfile.Scheme = scheme
-	cp.HttpProfile.Endpoint = host
-	cp.HttpProfile.ReqMethod = "POST"
-	cp.SignMethod = "TC3-HMAC-SHA256"
-	cp.Language = "en-US"
-	// No SDK retries (they sleep) and no region breaker (it would switch hosts): a failed
-	// upload returns at once and the caller keeps the records for the next run.
-	cp.DisableRegionBreaker = true
-	cp.NetworkFailureMaxRetries = 0
-	cp.RateLimitExceededMaxRetries = 0
+	// A failed upload returns at once (no SDK retries) and the caller keeps the
+	// records for the next run.
+	cp := tcapi.Profile(cfg.Endpoint)
 
 	cred := NewEnvCredential(getenv)
 	return &Shipper{

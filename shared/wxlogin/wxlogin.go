@@ -24,9 +24,11 @@ const (
 	maxResponseSize = 64 << 10
 )
 
-// defaultHTTP is used when Client.HTTP is nil. It does not follow redirects, because a
-// redirect would carry the app secret in the query to another host.
-var defaultHTTP = &http.Client{
+// DefaultHTTP is the HTTP client for WeChat's server API when a client is given
+// none (here and in package wxmsg). It does not follow redirects, because a
+// redirect would carry the app secret or the access token in the query to
+// another host.
+var DefaultHTTP = &http.Client{
 	Timeout: 5 * time.Second,
 	CheckRedirect: func(*http.Request, []*http.Request) error {
 		return http.ErrUseLastResponse
@@ -78,7 +80,7 @@ func (c *Client) Code2Session(ctx context.Context, code string) (openid string, 
 	}
 	hc := c.HTTP
 	if hc == nil {
-		hc = defaultHTTP
+		hc = DefaultHTTP
 	}
 	resp, err := hc.Do(req)
 	if err != nil {

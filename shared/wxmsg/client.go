@@ -14,6 +14,7 @@ import (
 
 	"salon/shared/booking"
 	"salon/shared/logctx"
+	"salon/shared/wxlogin"
 )
 
 // DefaultBaseURL is WeChat's API host.
@@ -68,15 +69,6 @@ type TokenStore interface {
 	CachedToken(ctx context.Context, appID string) (token string, expiresAt time.Time, err error)
 	// SaveToken stores appID's token.
 	SaveToken(ctx context.Context, appID, token string, expiresAt time.Time) error
-}
-
-// defaultHTTP is used when Client.HTTP is nil. It does not follow redirects: a
-// redirect would carry the token or the secret to another host.
-var defaultHTTP = &http.Client{
-	Timeout: 5 * time.Second,
-	CheckRedirect: func(*http.Request, []*http.Request) error {
-		return http.ErrUseLastResponse
-	},
 }
 
 // Client sends subscribe messages. It is safe for concurrent use.
@@ -259,7 +251,7 @@ func (c *Client) post(ctx context.Context, op, path string, body []byte, out any
 	req.Header.Set("Content-Type", "application/json")
 	hc := c.HTTP
 	if hc == nil {
-		hc = defaultHTTP
+		hc = wxlogin.DefaultHTTP
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
