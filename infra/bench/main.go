@@ -120,6 +120,13 @@ func run(opts options) error {
 		return err
 	}
 	defer b.close()
+	if opts.cpuProfile != "" {
+		stop, err := startCPUProfile(opts.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	defer b.connectPeers()()
 	removeBinaries, err := b.buildFunctionBinaries()
 	if err != nil {
@@ -148,6 +155,8 @@ type options struct {
 	delay      time.Duration
 	proxy      string // -proxy mode: name=host:port,... (the distance's own process)
 	private    bool   // measure on a MariaDB of the tool's own instead of MYSQL_DSN's
+	cpuProfile string // write the client's Go CPU profile here
+	statements bool   // with -private: the server's statement digests into statements.txt
 }
 
 func parseFlags() options {
@@ -161,6 +170,8 @@ func parseFlags() options {
 	flag.StringVar(&o.only, "only", "", "comma-separated scenarios to run (burst,throughput,soldout,e2e,cold,budget,payments); default all")
 	flag.DurationVar(&o.delay, "delay", 250*time.Microsecond, "one-way delay of the second network every contender is also measured on (0: direct only)")
 	flag.BoolVar(&o.private, "private", false, "measure on a private mariadbd the tool starts (own port and data directory, server defaults) instead of MYSQL_DSN's server, so the server's counters and CPU are this run's alone")
+	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write this process's CPU profile (go tool pprof) to the file")
+	flag.BoolVar(&o.statements, "statements", false, "with -private: turn on performance_schema and write the server's statement digests (time, rows, lock time per statement shape) to statements.txt beside the report")
 	flag.StringVar(&o.proxy, "proxy", "", "run as the latency proxy for name=host:port,... (started by the tool itself)")
 	flag.Parse()
 	return o
@@ -202,6 +213,8 @@ type bench struct {
 	probe *probe
 	// private is the tool's own server when -private asked for one.
 	private *privateServer
+	// cpu accounts for the machine's CPU over the run.
+	cpu cpuAccount
 	// runID keeps this run's keys and subjects apart from any other run's.
 	runID int64
 	// binDir holds the function binaries; empty when they could not be built,
@@ -215,7 +228,11 @@ func newBench(opts options) (*bench, error) {
 	b.res = &Results{Started: time.Now(), Profile: b.prof, Errors: map[string]string{}}
 	server := "the server at MYSQL_DSN"
 	if opts.private {
-		s, err := startPrivateServer(ctx, "max-connections=1000")
+		settings := []string{"max-connections=1000"}
+		if opts.statements {
+			settings = append(settings, "performance-schema=ON")
+		}
+		s, err := startPrivateServer(ctx, settings...)
 		if err != nil {
 			return nil, fmt.Errorf("private server: %w", err)
 		}
@@ -226,6 +243,10 @@ func newBench(opts options) (*bench, error) {
 	b.res.Machine.Server = server
 	b.res.Conns = opts.conns
 	b.probe = newProbe(ctx, serverOnly(b.dsn))
+	b.cpu = startCPUAccount(b.probe, b.private != nil)
+	if b.private != nil {
+		b.cpu.track(b.private.pid)
+	}
 	return b, nil
 }
 
@@ -270,11 +291,12 @@ func (b *bench) connectPeers() (closeAll func()) {
 	if cfg, err := drv.ParseDSN(b.dsn); err == nil && cfg.Net == "tcp" {
 		direct.mysql = cfg.Addr
 	}
-	if endpoint, stopEtcd, err := startEtcd(b.ctx); err != nil {
+	if endpoint, pid, stopEtcd, err := startEtcd(b.ctx); err != nil {
 		b.fail("etcd", err)
 		b.res.Notes = append(b.res.Notes, "etcd could not be started ("+err.Error()+"): the etcd contender is missing from this run.")
 	} else {
 		direct.etcd = endpoint
+		b.cpu.track(pid)
 		b.res.Machine.Etcd = etcdVersion()
 		closers = append(closers, stopEtcd)
 	}
@@ -285,6 +307,7 @@ func (b *bench) connectPeers() (closeAll func()) {
 			b.res.Notes = append(b.res.Notes, "the latency proxy could not be started ("+err.Error()+"): every contender is measured direct only.")
 		} else {
 			b.nets = append(b.nets, far)
+			b.cpu.track(far.dist.cmd.Process.Pid)
 		}
 	}
 	for _, n := range b.nets {
@@ -673,9 +696,15 @@ func (b *bench) report() error {
 	res := b.res
 	res.Seconds = time.Since(res.Started).Seconds()
 	res.Machine.LoadAfter = loadavg()
+	b.cpu.finish(&res.Machine)
 	res.Targets = targets(res)
 	if err := write(b.opts.out, res); err != nil {
 		return err
+	}
+	if b.opts.statements && b.private != nil {
+		if err := writeStatements(b.ctx, b.dsn, filepath.Join(b.opts.out, "statements.txt")); err != nil {
+			return err
+		}
 	}
 	b.logf("wrote %s", b.opts.out)
 	for _, t := range res.Targets {
@@ -813,14 +842,14 @@ func endToEnd(ctx context.Context, dsn, binDir string, prof Profile, res *Result
 
 // startEtcd runs Debian's etcd on a temporary directory and loopback ports and
 // answers its client endpoint once it takes a write.
-func startEtcd(ctx context.Context) (string, func(), error) {
+func startEtcd(ctx context.Context) (endpoint string, pid int, stop func(), err error) {
 	bin, err := exec.LookPath("etcd")
 	if err != nil {
-		return "", nil, fmt.Errorf("no etcd binary (apt-get install etcd-server): %w", err)
+		return "", 0, nil, fmt.Errorf("no etcd binary (apt-get install etcd-server): %w", err)
 	}
 	dir, err := os.MkdirTemp("", "salon-bench-etcd-")
 	if err != nil {
-		return "", nil, err
+		return "", 0, nil, err
 	}
 	client, peer := "http://127.0.0.1:23790", "http://127.0.0.1:23800"
 	cmd := exec.Command(bin, "--name", "bench", "--data-dir", filepath.Join(dir, "data"),
@@ -831,9 +860,9 @@ func startEtcd(ctx context.Context) (string, func(), error) {
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
 		os.RemoveAll(dir)
-		return "", nil, err
+		return "", 0, nil, err
 	}
-	stop := func() {
+	stop = func() {
 		cmd.Process.Kill()
 		cmd.Wait()
 		os.RemoveAll(dir)
@@ -841,7 +870,7 @@ func startEtcd(ctx context.Context) (string, func(), error) {
 	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{client}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
 	if err != nil {
 		stop()
-		return "", nil, err
+		return "", 0, nil, err
 	}
 	defer cli.Close()
 	deadline := time.Now().Add(15 * time.Second)
@@ -854,11 +883,11 @@ func startEtcd(ctx context.Context) (string, func(), error) {
 		}
 		if time.Now().After(deadline) {
 			stop()
-			return "", nil, fmt.Errorf("etcd did not answer: %w", err)
+			return "", 0, nil, fmt.Errorf("etcd did not answer: %w", err)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	return client, stop, nil
+	return client, cmd.Process.Pid, stop, nil
 }
 
 func etcdVersion() string {
@@ -886,6 +915,14 @@ type Machine struct {
 	LoadAfter      string `json:"loadavg_after"`
 	Etcd           string `json:"etcd,omitempty"`
 	OtherClients   string `json:"other_clients_at_start"`
+	// CPU seconds over the whole run: every core's busy time, this tool's own
+	// (with the processes it started and waited for: the proxy, the function
+	// binaries, a private server), the server at MYSQL_DSN's (0 when private or
+	// not found), and the rest: other people's work on the same cores.
+	BusyCPU   float64 `json:"machine_busy_cpu_s"`
+	ToolCPU   float64 `json:"tool_cpu_s"`
+	ServerCPU float64 `json:"shared_server_cpu_s"`
+	OtherCPU  float64 `json:"other_processes_cpu_s"`
 }
 
 func (m Machine) Line() string {

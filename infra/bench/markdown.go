@@ -45,14 +45,15 @@ func (p *page) header() {
 	p.w("# Benchmarks: does the design hold?\n\n")
 	p.w("Written by `scripts/bench.sh%s` (the `infra/bench` module, run from the repository root) on %s, %s profile, %.0f s.\n\n",
 		map[bool]string{true: " -quick", false: ""}[res.Profile.Name == "quick"], res.Started.Format("2006-01-02 15:04 MST"), res.Profile.Name, res.Seconds)
-	p.w("**Machine:** %s. Go %s. Measured on %s", m.Line(), m.GoVersion, m.Server)
+	p.w("**Machine:** %s. Go %s", m.Line(), m.GoVersion)
 	if m.Etcd != "" {
 		p.w("; %s", m.Etcd)
 	}
-	p.w(".\n\n")
+	p.w(". Measured on %s.\n\n", m.Server)
 	p.w("**Around the run:** server connections at start %s; other test databases on the server at start %s; load average before %s, after %s. "+
+		"CPU time over the run (%d cores x %.0f s = %.0f s): busy %.0f s, of which this tool and the processes it started %.0f s, the server at MYSQL_DSN %.0f s, other processes %.0f s. "+
 		"Contenders run interleaved (A B C ... A B C, each round starting with another one, on every network), and every comparison is a ratio of cells from this run.\n\n",
-		m.Connections, m.OtherClients, m.LoadBefore, m.LoadAfter)
+		m.Connections, m.OtherClients, m.LoadBefore, m.LoadAfter, m.Cores, res.Seconds, float64(m.Cores)*res.Seconds, m.BusyCPU, m.ToolCPU, m.ServerCPU, m.OtherCPU)
 	p.networks()
 	for _, n := range res.Notes {
 		p.w("**Note:** %s\n\n", n)

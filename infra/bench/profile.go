@@ -3,10 +3,13 @@ package main
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"os"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
+	"text/tabwriter"
 	"time"
 )
 
@@ -147,4 +150,129 @@ func pidCPU(pid int) time.Duration {
 	ut, _ := strconv.ParseInt(f[11], 10, 64)
 	st, _ := strconv.ParseInt(f[12], 10, 64)
 	return time.Duration(ut+st) * 10 * time.Millisecond
+}
+
+// startCPUProfile writes this process's CPU profile to path until stop.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
+
+// writeStatements writes the server's statement digests (performance_schema,
+// on with -private -statements), the most time first: the server's side of
+// the profile, statement by statement.
+func writeStatements(ctx context.Context, dsn, path string) error {
+	db, err := sql.Open("mysql", serverOnly(dsn))
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	rows, err := db.QueryContext(ctx, `SELECT COUNT_STAR, SUM_TIMER_WAIT/1e9, SUM_LOCK_TIME/1e9, SUM_ROWS_AFFECTED, SUM_ROWS_EXAMINED,
+		LEFT(REPLACE(DIGEST_TEXT, '\n', ' '), 160)
+		FROM performance_schema.events_statements_summary_by_digest
+		WHERE SCHEMA_NAME LIKE 'salon\_bench\_%' ORDER BY SUM_TIMER_WAIT DESC LIMIT 40`)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	w := tabwriter.NewWriter(f, 2, 8, 2, ' ', 0)
+	fmt.Fprintln(w, "count\ttotal ms\tus each\tlock us each\trows affected\trows examined\tstatement")
+	for rows.Next() {
+		var n, affected, examined int64
+		var total, lock float64
+		var text sql.NullString
+		if err := rows.Scan(&n, &total, &lock, &affected, &examined, &text); err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "%d\t%.0f\t%.1f\t%.1f\t%d\t%d\t%s\n", n, total, 1000*total/float64(max(n, 1)), 1000*lock/float64(max(n, 1)), affected, examined, text.String)
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	return w.Flush()
+}
+
+// cpuAccount is the machine's CPU at the start of the run.
+type cpuAccount struct {
+	busy, tool, server time.Duration
+	serverPID          int
+	// Children that live through the report (the proxy, etcd, a private
+	// server) and the CPU each had when tracked: not waited for yet, so not
+	// in RUSAGE_CHILDREN.
+	children map[int]time.Duration
+}
+
+// track counts a long-lived child's CPU from now on as the tool's.
+func (a *cpuAccount) track(pid int) {
+	if a.children == nil {
+		a.children = map[int]time.Duration{}
+	}
+	a.children[pid] = pidCPU(pid)
+}
+
+// startCPUAccount reads the counters at the start; serverPID is followed when
+// the server is the shared one (a private server is the tool's own child).
+func startCPUAccount(pr *probe, private bool) cpuAccount {
+	a := cpuAccount{busy: machineBusy(), tool: toolCPU()}
+	if !private && pr.serverPID > 0 {
+		a.serverPID = pr.serverPID
+		a.server = pidCPU(pr.serverPID)
+	}
+	return a
+}
+
+// finish writes the CPU spent since the start into m.
+func (a cpuAccount) finish(m *Machine) {
+	m.BusyCPU = (machineBusy() - a.busy).Seconds()
+	m.ToolCPU = (toolCPU() - a.tool).Seconds()
+	for pid, base := range a.children {
+		m.ToolCPU += (pidCPU(pid) - base).Seconds()
+	}
+	if a.serverPID > 0 {
+		m.ServerCPU = (pidCPU(a.serverPID) - a.server).Seconds()
+	}
+	m.OtherCPU = max(0, m.BusyCPU-m.ToolCPU-m.ServerCPU)
+}
+
+// machineBusy is every core's non-idle time so far (/proc/stat, 10 ms ticks).
+func machineBusy() time.Duration {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	if len(f) < 9 || f[0] != "cpu" {
+		return 0
+	}
+	var busy int64
+	for i, v := range f[1:9] {
+		if i == 3 || i == 4 { // idle, iowait
+			continue
+		}
+		n, _ := strconv.ParseInt(v, 10, 64)
+		busy += n
+	}
+	return time.Duration(busy) * 10 * time.Millisecond
+}
+
+// toolCPU is this process's CPU and that of the children it has waited for.
+func toolCPU() time.Duration {
+	var self, kids syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &self)
+	syscall.Getrusage(syscall.RUSAGE_CHILDREN, &kids)
+	return time.Duration(syscall.TimevalToNsec(self.Utime) + syscall.TimevalToNsec(self.Stime) +
+		syscall.TimevalToNsec(kids.Utime) + syscall.TimevalToNsec(kids.Stime))
 }
