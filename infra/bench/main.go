@@ -20,6 +20,7 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"flag"
 	"fmt"
 	"net/http"
@@ -95,6 +96,13 @@ type Results struct {
 
 func main() {
 	opts := parseFlags()
+	if opts.rerender {
+		if err := rerender(opts.out); err != nil {
+			fmt.Fprintln(os.Stderr, "bench -rerender:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if opts.proxy != "" {
 		if err := proxyChild(opts.proxy, opts.delay); err != nil {
 			fmt.Fprintln(os.Stderr, "bench -proxy:", err)
@@ -157,6 +165,7 @@ type options struct {
 	private    bool   // measure on a MariaDB of the tool's own instead of MYSQL_DSN's
 	cpuProfile string // write the client's Go CPU profile here
 	statements bool   // with -private: the server's statement digests into statements.txt
+	rerender   bool   // write the report again from -out's results.json
 }
 
 func parseFlags() options {
@@ -170,6 +179,7 @@ func parseFlags() options {
 	flag.StringVar(&o.only, "only", "", "comma-separated scenarios to run (burst,throughput,soldout,e2e,cold,budget,payments); default all")
 	flag.DurationVar(&o.delay, "delay", 250*time.Microsecond, "one-way delay of the second network every contender is also measured on (0: direct only)")
 	flag.BoolVar(&o.private, "private", false, "measure on a private mariadbd the tool starts (own port and data directory, server defaults) instead of MYSQL_DSN's server, so the server's counters and CPU are this run's alone")
+	flag.BoolVar(&o.rerender, "rerender", false, "measure nothing: judge the targets and write BENCHMARKS.md again from the results.json in -out (the charts stay as drawn)")
 	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write this process's CPU profile (go tool pprof) to the file")
 	flag.BoolVar(&o.statements, "statements", false, "with -private: turn on performance_schema and write the server's statement digests (time, rows, lock time per statement shape) to statements.txt beside the report")
 	flag.StringVar(&o.proxy, "proxy", "", "run as the latency proxy for name=host:port,... (started by the tool itself)")
@@ -537,6 +547,7 @@ func (b *bench) bursts() error {
 	for rep := range b.prof.BurstReps {
 		for _, e := range rotate(list, rep) {
 			if b.burstsIn(e.c, rep) {
+				b.warm(e)
 				before := b.probe.snap(b.ctx, e.ps.store.SQL(), e.ps.raw)
 				x := burst(b.ctx, e.c, b.prof.BurstSize, rep)
 				x.Network = e.net.Name
@@ -546,6 +557,28 @@ func (b *bench) bursts() error {
 		}
 	}
 	return nil
+}
+
+// warm opens every connection of the entry's pools before it is measured.
+// The pools close connections idle for a second (the server is shared), and
+// the store's pool serves the product alone while the contenders share theirs:
+// without this a product burst often began by dialling its connections again
+// and the others' did not.
+func (b *bench) warm(e entry) {
+	for _, db := range []*sql.DB{e.ps.store.SQL(), e.ps.raw} {
+		var held []*sql.Conn
+		for range b.opts.conns {
+			c, err := db.Conn(b.ctx)
+			if err != nil {
+				break
+			}
+			c.PingContext(b.ctx)
+			held = append(held, c)
+		}
+		for _, c := range held {
+			c.Close()
+		}
+	}
 }
 
 // burstsIn reports whether contender c takes part in repetition rep of the burst.
@@ -599,6 +632,7 @@ func (b *bench) throughputCells(scenario string, nSlots int) error {
 
 // measureCell runs one throughput cell of entry e with its profile.
 func (b *bench) measureCell(e entry, scenario string, slots []int64, clients int, d time.Duration, rep int) Cell {
+	b.warm(e)
 	before := b.probe.snap(b.ctx, e.ps.store.SQL(), e.ps.raw)
 	cell := throughput(b.ctx, e.c, scenario, slots, clients, d, rep)
 	cell.Network = e.net.Name
@@ -698,7 +732,7 @@ func (b *bench) report() error {
 	res.Machine.LoadAfter = loadavg()
 	b.cpu.finish(&res.Machine)
 	res.Targets = targets(res)
-	if err := write(b.opts.out, res); err != nil {
+	if err := write(b.opts.out, res, true); err != nil {
 		return err
 	}
 	if b.opts.statements && b.private != nil {

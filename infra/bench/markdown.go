@@ -51,7 +51,7 @@ func (p *page) header() {
 	}
 	p.w(". Measured on %s.\n\n", m.Server)
 	p.w("**Around the run:** server connections at start %s; other test databases on the server at start %s; load average before %s, after %s. "+
-		"CPU time over the run (%d cores x %.0f s = %.0f s): busy %.0f s, of which this tool and the processes it started %.0f s, the server at MYSQL_DSN %.0f s, other processes %.0f s. "+
+		"CPU time over the run (%d cores x %.0f s = %.0f s): busy %.0f s, of which this tool and the processes it started (the proxy, etcd, the function binaries, its own servers) %.0f s, the server at MYSQL_DSN %.0f s, other processes %.0f s. "+
 		"Contenders run interleaved (A B C ... A B C, each round starting with another one, on every network), and every comparison is a ratio of cells from this run.\n\n",
 		m.Connections, m.OtherClients, m.LoadBefore, m.LoadAfter, m.Cores, res.Seconds, float64(m.Cores)*res.Seconds, m.BusyCPU, m.ToolCPU, m.ServerCPU, m.OtherCPU)
 	p.networks()
@@ -90,7 +90,7 @@ func (p *page) targets() {
 		p.w("| %s | %s | **%s** | %s |\n", t.Name, t.Measured, t.Verdict, t.Why)
 	}
 	p.w("\nRatios are the median over repetitions of per-repetition ratios (`x@N` = at N concurrent clients). " +
-		"The profile is given at the client count furthest from the target: round trips are the commands the driver sent, row-lock waits and rows written are the server's Innodb_row_lock_waits/_time and Innodb_rows_* counters, server CPU is the mariadbd process's (all three are server-wide), client CPU is this process's.\n\n")
+		"The profile is given at the client count furthest from the target: round trips are the commands the driver sent (a new connection's handshake included), row-lock waits are the server's Innodb_row_lock_waits and Innodb_row_lock_time, rows written its Handler_write + Handler_update + Handler_delete, server CPU the mariadbd process's in 10 ms ticks (all three server-wide), client CPU this process's.\n\n")
 }
 
 // productAgainstBefore gives the product's throughput against its previous

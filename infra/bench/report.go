@@ -129,7 +129,7 @@ func ratioTarget(res *Results, name, scenario, network, a, b string, min float64
 	pa, okA := medianProfile(cells, scenario, network, a, worstAt)
 	pb, okB := medianProfile(cells, scenario, network, b, worstAt)
 	if okA && okB {
-		t.Why = fmt.Sprintf("%s at %d clients: %s; %s", per, worstAt, profileText(a, pa), profileText(b, pb))
+		t.Why = fmt.Sprintf("%s at %d %s: %s; %s", per, worstAt, plural(worstAt, "client", "clients"), profileText(a, pa), profileText(b, pb))
 	}
 	return t
 }
@@ -229,13 +229,23 @@ func correctnessTargets(res *Results) []Target {
 		Why: "the same count as above, on read-then-write"}}
 }
 
-// burstTimes are the all-answered times of one path's bursts on one network.
-func burstTimes(res *Results, path, network string) []float64 {
-	var xs []float64
+// burstsOf are one path's bursts on one network, in the repetitions keep
+// allows (nil: all).
+func burstsOf(res *Results, path, network string, keep map[int]bool) []Burst {
+	var out []Burst
 	for _, b := range res.Bursts {
-		if b.Path == path && b.Network == network {
-			xs = append(xs, b.AllAnswerd)
+		if b.Path == path && b.Network == network && (keep == nil || keep[b.Rep]) {
+			out = append(out, b)
 		}
+	}
+	return out
+}
+
+// burstTimes are the sorted all-answered times of bursts.
+func burstTimes(bs []Burst) []float64 {
+	var xs []float64
+	for _, b := range bs {
+		xs = append(xs, b.AllAnswerd)
 	}
 	slices.Sort(xs)
 	return xs
@@ -248,18 +258,40 @@ func quantile(sorted []float64, q float64) float64 {
 	return sorted[min(len(sorted)-1, int(q*float64(len(sorted))))]
 }
 
-// burstTarget: the launch burst answered faster than FOR UPDATE at p50 and p99.
+// slowest is the burst that took longest.
+func slowest(bs []Burst) Burst {
+	var s Burst
+	for _, b := range bs {
+		if b.AllAnswerd > s.AllAnswerd {
+			s = b
+		}
+	}
+	return s
+}
+
+// burstTarget: the launch burst answered faster than FOR UPDATE at p50 and
+// p99, over the repetitions both ran (interleaved): the product runs more
+// repetitions than the other contenders, and the largest of 100 is not the
+// largest of 20.
 func burstTarget(res *Results, network string) Target {
-	t := Target{Name: network + ": launch burst: product answers all faster than SELECT ... FOR UPDATE at p50 and p99"}
-	p, f := burstTimes(res, cProduct, network), burstTimes(res, cFor, network)
+	t := Target{Name: network + ": launch burst: product answers all faster than SELECT ... FOR UPDATE at p50 and p99 (the repetitions both ran)"}
+	fb := burstsOf(res, cFor, network, nil)
+	reps := map[int]bool{}
+	for _, b := range fb {
+		reps[b.Rep] = true
+	}
+	pb := burstsOf(res, cProduct, network, reps)
+	p, f := burstTimes(pb), burstTimes(fb)
 	if len(p) == 0 || len(f) == 0 {
 		t.Measured = "not measured"
 		return t
 	}
-	t.Measured = fmt.Sprintf("p50 %.1f vs %.1f ms, p99 %.1f vs %.1f ms", quantile(p, 0.5), quantile(f, 0.5), quantile(p, 0.99), quantile(f, 0.99))
+	t.Measured = fmt.Sprintf("%d repetitions: p50 %.1f vs %.1f ms, p99 %.1f vs %.1f ms", len(p), quantile(p, 0.5), quantile(f, 0.5), quantile(p, 0.99), quantile(f, 0.99))
 	t.Met = quantile(p, 0.5) < quantile(f, 0.5) && quantile(p, 0.99) < quantile(f, 0.99)
-	pp, pf := burstProfile(res, cProduct, network), burstProfile(res, cFor, network)
-	t.Why = fmt.Sprintf("per request (median burst): %s; %s", profileText(cProduct, pp), profileText(cFor, pf))
+	sp, sf := slowest(pb), slowest(fb)
+	t.Why = fmt.Sprintf("per request, median burst: %s; %s. Slowest burst of each: %s (repetition %d, %.1f ms); %s (repetition %d, %.1f ms)",
+		profileText(cProduct, burstProfile(res, cProduct, network)), profileText(cFor, burstProfile(res, cFor, network)),
+		profileText(cProduct, sp.Profile), sp.Rep, sp.AllAnswerd, profileText(cFor, sf.Profile), sf.Rep, sf.AllAnswerd)
 	return t
 }
 
@@ -277,7 +309,10 @@ func burstProfile(res *Results, path, network string) CellProfile {
 
 // ---- output ------------------------------------------------------------------
 
-func write(dir string, res *Results) error {
+// write writes results.json, the charts and BENCHMARKS.md into dir. Without
+// draw it keeps the charts already there: a report rendered again from
+// results.json has no latency samples to draw them from.
+func write(dir string, res *Results, draw bool) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -298,13 +333,17 @@ func write(dir string, res *Results) error {
 			}
 			for _, sc := range []string{"hot slot", "1000 slots"} {
 				name := "latency-" + strings.ReplaceAll(sc, " ", "-") + "-" + slug + ".svg"
-				if err := latencyChart(res, sc, n.Name, mid, filepath.Join(dir, name)); err != nil {
-					return err
+				if draw {
+					if err := latencyChart(res, sc, n.Name, mid, filepath.Join(dir, name)); err != nil {
+						return err
+					}
 				}
 				charts = append(charts, name)
 				name = "throughput-" + strings.ReplaceAll(sc, " ", "-") + "-" + slug + ".svg"
-				if err := throughputChart(res, sc, n.Name, filepath.Join(dir, name)); err != nil {
-					return err
+				if draw {
+					if err := throughputChart(res, sc, n.Name, filepath.Join(dir, name)); err != nil {
+						return err
+					}
 				}
 				charts = append(charts, name)
 			}
@@ -441,4 +480,27 @@ func budgetTarget(res *Results) Target {
 	t.Met = internal == 0 && lost == 0 && errs == 0
 	t.Why = fmt.Sprintf("max_connections %d, %d requests per run; the largest N with no 503: %d", bu.MaxConnections, bu.Requests, budgetLimit(bu))
 	return t
+}
+
+// rerender judges the targets again on the results.json in dir and writes the
+// report from it: the figures of the run that wrote it, the targets and the
+// text of this build.
+func rerender(dir string) error {
+	b, err := os.ReadFile(filepath.Join(dir, "results.json"))
+	if err != nil {
+		return err
+	}
+	var res Results
+	if err := json.Unmarshal(b, &res); err != nil {
+		return err
+	}
+	res.Targets = targets(&res)
+	return write(dir, &res, false)
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
