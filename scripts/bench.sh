@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
-# The benchmarks of issue 7: the product's reserve against the designs it
-# rejected, the launch burst, the gateway end to end, cold starts, the release run.
+# The benchmarks: the product's reserve against the designs it rejected, direct
+# and through a latency proxy at the distance of SCF to TencentDB, the launch
+# burst, the connection budget under scale-out, the gateway end to end, cold
+# starts and memory, the release run (infra/bench/README.md).
 # Writes infra/bench/results/BENCHMARKS.md, results.json and SVG charts.
 #
-#   scripts/bench.sh          # the full profile (about 10-15 minutes)
-#   scripts/bench.sh -quick   # under 2 minutes
+#   scripts/bench.sh          # the full profile (about 30-40 minutes on 2 cores)
+#   scripts/bench.sh -quick   # a few minutes
+#   scripts/bench.sh -private # on a mariadbd of the tool's own, not MYSQL_DSN's
 #
 # Needs MariaDB/MySQL at MYSQL_DSN (started like scripts/test.sh does when it is
 # local), Redis at REDIS_ADDR (127.0.0.1:6379), NATS at NATS_URL
-# (nats://127.0.0.1:4222) and the etcd binary (Debian: etcd-server); the tool
-# starts its own etcd on loopback ports 23790/23800. Extra arguments go to the tool.
+# (nats://127.0.0.1:4222), the etcd binary (Debian: etcd-server) and mariadbd
+# with mariadb-install-db (the connection-budget scenario runs a private server
+# of its own); the tool starts its own etcd on loopback ports 23790/23800 and its
+# latency proxy on free loopback ports. Extra arguments go to the tool.
 #
 # The tool is a Go module of its own (infra/bench/go.mod), so its Redis, NATS,
 # etcd and chart libraries never become requirements of the product. It is built

@@ -81,22 +81,29 @@ func (l *pidLog) of(fn string) []int {
 	return append([]int(nil), l.pids[fn]...)
 }
 
-// peakKB answers the largest VmHWM (peak resident set) of the live pids, in KiB.
-func peakKB(pids []int) int {
-	best := 0
+// memoryKB answers the largest VmRSS (resident set now) and VmHWM (peak
+// resident set) over the live pids, in KiB.
+func memoryKB(pids []int) (rss, peak int) {
 	for _, pid := range pids {
 		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 		if err != nil {
 			continue
 		}
 		for line := range strings.SplitSeq(string(b), "\n") {
-			if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-				n, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
-				best = max(best, n)
+			k, v, ok := strings.Cut(line, ":")
+			if !ok {
+				continue
+			}
+			n, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
+			switch k {
+			case "VmRSS":
+				rss = max(rss, n)
+			case "VmHWM":
+				peak = max(peak, n)
 			}
 		}
 	}
-	return best
+	return rss, peak
 }
 
 // platform is the local gateway and runtime over the built binaries.
@@ -116,6 +123,12 @@ func functionEnv(dsn string) map[string]string {
 }
 
 func newPlatform(binDir, dsn string, fns ...string) (*platform, error) {
+	return newPlatformOf(binDir, dsn, 0, fns...)
+}
+
+// newPlatformOf is newPlatform with at most maxInstances processes per
+// function (0: the runtime's default).
+func newPlatformOf(binDir, dsn string, maxInstances int, fns ...string) (*platform, error) {
 	spec, err := localgw.LoadServerless("serverless.yml")
 	if err != nil {
 		return nil, err
@@ -126,7 +139,7 @@ func newPlatform(binDir, dsn string, fns ...string) (*platform, error) {
 	for _, fn := range fns {
 		f, _ := spec.Function(fn)
 		if err := p.host.Register(scfhost.Function{Name: fn, Binary: filepath.Join(binDir, fn, "main"), Env: p.env,
-			Timeout: f.Timeout, MemoryMB: f.MemoryMB}); err != nil {
+			Timeout: f.Timeout, MemoryMB: f.MemoryMB, MaxInstances: maxInstances}); err != nil {
 			p.host.Close()
 			return nil, err
 		}
@@ -256,11 +269,15 @@ func expect(st int, body []byte, err error, want int) (int, error) {
 
 // Function is one binary's size, cold start and memory.
 type Function struct {
-	Name        string  `json:"name"`
-	SizeBytes   int64   `json:"size_bytes"`
-	ColdStartMS Latency `json:"cold_start"`
-	PeakRSSKB   int     `json:"peak_rss_kb"`
-	PeakAfter   string  `json:"peak_after"`
+	Name          string  `json:"name"`
+	SizeBytes     int64   `json:"size_bytes"`
+	ColdStartMS   Latency `json:"cold_start"`
+	RSSKB         int     `json:"rss_after_burst_kb"`    // the largest instance's VmRSS after the burst
+	PeakRSSKB     int     `json:"peak_rss_kb"`           // the largest instance's VmHWM
+	Instances     int     `json:"instances_after_burst"` // instances alive after the burst
+	BurstErrors   int     `json:"burst_errors"`          // invocations of the burst that failed
+	BurstEvent    string  `json:"burst_event"`           // what the burst sent
+	BurstFirstErr string  `json:"burst_first_error,omitempty"`
 }
 
 // coldEvent answers a cheap event for each function: one that needs no login and
@@ -307,49 +324,127 @@ func eventFor(spec *localgw.Spec, method, path string, body []byte) ([]byte, err
 }
 
 // coldStart starts each function's binary n times on a fresh host and times the
-// first invocation: process start to first answer.
-func coldStart(ctx context.Context, binDir, dsn string, n int) ([]Function, error) {
+// first invocation: process start to first answer. The host dials the
+// runtime's port again within a millisecond of a refusal (scfhost).
+func coldStart(ctx context.Context, spec *localgw.Spec, bin, fn, dsn string, payload []byte, n int) (Latency, error) {
+	var times []time.Duration
+	for range n {
+		h := scfhost.NewHost(nil)
+		sf, _ := spec.Function(fn)
+		if err := h.Register(scfhost.Function{Name: fn, Binary: bin, Env: functionEnv(dsn), Timeout: sf.Timeout, MemoryMB: sf.MemoryMB, MaxInstances: 1}); err != nil {
+			h.Close()
+			return Latency{}, err
+		}
+		t0 := time.Now()
+		_, _, err := h.Invoke(ctx, fn, payload, "")
+		el := time.Since(t0)
+		h.Close()
+		if err != nil {
+			return Latency{}, fmt.Errorf("cold start %s: %w", fn, err)
+		}
+		times = append(times, el)
+	}
+	return summarise(times), nil
+}
+
+// functionsRun measures every function binary: its size, its cold start (n
+// starts), and its memory after a burst of burstN invocations released
+// together on a host of 8 instances, as the runtime keeps them warm. reserve's
+// burst is the launch burst itself (POST /bookings for burstN customers on one
+// seat); every other function's is its cheap event.
+func functionsRun(ctx context.Context, binDir string, f *fixture, n, burstN int) ([]Function, error) {
 	spec, err := localgw.LoadServerless("serverless.yml")
 	if err != nil {
 		return nil, err
 	}
 	var out []Function
 	for _, fn := range functionNames {
-		f := Function{Name: fn}
+		r := Function{Name: fn}
 		bin := filepath.Join(binDir, fn, "main")
 		if st, err := os.Stat(bin); err == nil {
-			f.SizeBytes = st.Size()
+			r.SizeBytes = st.Size()
 		}
+		method, path, timer := coldEvent(fn)
 		var payload []byte
-		if method, path, timer := coldEvent(fn); timer {
+		if timer {
 			payload, _ = json.Marshal(localgw.NewTimerEvent("release", "", time.Now()))
 		} else if payload, err = eventFor(spec, method, path, []byte("{}")); err != nil {
 			return nil, err
 		}
-		var times []time.Duration
-		for range n {
-			lg := &pidLog{}
-			h := scfhost.NewHost(lg)
-			sf, _ := spec.Function(fn)
-			if err := h.Register(scfhost.Function{Name: fn, Binary: bin, Env: functionEnv(dsn), Timeout: sf.Timeout, MemoryMB: sf.MemoryMB, MaxInstances: 1}); err != nil {
-				h.Close()
-				return nil, err
-			}
-			t0 := time.Now()
-			_, _, err := h.Invoke(ctx, fn, payload, "")
-			el := time.Since(t0)
-			f.PeakRSSKB = max(f.PeakRSSKB, peakKB(lg.of(fn)))
-			h.Close()
-			if err != nil {
-				return nil, fmt.Errorf("cold start %s: %w", fn, err)
-			}
-			times = append(times, el)
+		if r.ColdStartMS, err = coldStart(ctx, spec, bin, fn, f.dsn, payload, n); err != nil {
+			return out, err
 		}
-		f.ColdStartMS = summarise(times)
-		f.PeakAfter = "first answer"
-		out = append(out, f)
+		if err := functionBurst(ctx, &r, spec, binDir, f, payload, burstN); err != nil {
+			return out, err
+		}
+		out = append(out, r)
 	}
 	return out, nil
+}
+
+// functionBurst sends burstN invocations of fn at once through the gateway
+// (the timer's straight to the host) and reads its instances' memory.
+func functionBurst(ctx context.Context, r *Function, spec *localgw.Spec, binDir string, f *fixture, payload []byte, burstN int) error {
+	p, err := newPlatform(binDir, f.dsn, r.Name)
+	if err != nil {
+		return err
+	}
+	defer p.close()
+	method, path, timer := coldEvent(r.Name)
+	var body any
+	if method != http.MethodGet {
+		body = map[string]any{}
+	}
+	call := func(int) error {
+		_, _, err := p.call(ctx, method, path, "", body)
+		return err
+	}
+	r.BurstEvent = method + " " + path
+	switch {
+	case timer:
+		r.BurstEvent = "the timer event"
+		call = func(int) error {
+			_, ierr, err := p.host.Invoke(ctx, r.Name, payload, "")
+			if err == nil && ierr != nil {
+				err = ierr
+			}
+			return err
+		}
+	case r.Name == "reserve":
+		// Free: a priced slot would also ask WeChat Pay for an order.
+		slots, err := productSlots(ctx, f.store, &f.next, f.base, 1, 1, 0)
+		if err != nil {
+			return err
+		}
+		r.BurstEvent = "POST /bookings, every request on one seat"
+		call = func(int) error {
+			st, body, err := p.call(ctx, http.MethodPost, "/bookings", p.token(customer()), map[string]int64{"slotId": slots[0]})
+			if err == nil && st != http.StatusCreated && st != http.StatusConflict {
+				err = fmt.Errorf("HTTP %d: %s", st, shortErr(string(body)))
+			}
+			return err
+		}
+	}
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	var failed atomic.Int64
+	var firstErr sync.Once
+	for i := range burstN {
+		wg.Go(func() {
+			<-start
+			if err := call(i); err != nil {
+				failed.Add(1)
+				firstErr.Do(func() { r.BurstFirstErr = shortErr(err.Error()) })
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	pids := p.log.of(r.Name)
+	r.Instances = len(pids)
+	r.BurstErrors = int(failed.Load())
+	r.RSSKB, r.PeakRSSKB = memoryKB(pids)
+	return nil
 }
 
 // Overhead compares the same request through the gateway and runtime with the

@@ -20,9 +20,11 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"flag"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -55,13 +57,20 @@ type Profile struct {
 	ColdStarts   int           `json:"cold_starts"`
 	Holds        int           `json:"holds"`
 	OverheadReps int           `json:"overhead_blocks"`
+	// The connection budget: instance counts, the private server's
+	// max_connections, and the burst's size.
+	BudgetInstances []int `json:"budget_instances"`
+	BudgetMaxConns  int   `json:"budget_max_connections"`
+	BudgetRequests  int   `json:"budget_requests"`
 }
 
 var (
 	quickProfile = Profile{Name: "quick", BurstReps: 8, ContBursts: 3, BurstSize: 130, Clients: []int{8, 32, 128}, Reps: 1,
-		Cell: 400 * time.Millisecond, SoldOutReps: 2, E2ERequests: 150, ColdStarts: 2, Holds: 100, OverheadReps: 4}
+		Cell: 400 * time.Millisecond, SoldOutReps: 2, E2ERequests: 150, ColdStarts: 2, Holds: 100, OverheadReps: 4,
+		BudgetInstances: []int{40, 300}, BudgetMaxConns: 60, BudgetRequests: 1000}
 	fullProfile = Profile{Name: "full", BurstReps: 100, ContBursts: 20, BurstSize: 130, Clients: []int{8, 32, 128}, Reps: 3,
-		Cell: 2 * time.Second, SoldOutReps: 5, E2ERequests: 1000, ColdStarts: 10, Holds: 500, OverheadReps: 20}
+		Cell: 2 * time.Second, SoldOutReps: 5, E2ERequests: 1000, ColdStarts: 10, Holds: 500, OverheadReps: 20,
+		BudgetInstances: []int{10, 25, 40, 55, 58, 70, 100, 200, 300}, BudgetMaxConns: 60, BudgetRequests: 1000}
 )
 
 // Results is everything one run measured; results.json is this.
@@ -71,6 +80,7 @@ type Results struct {
 	Profile   Profile           `json:"profile"`
 	Conns     int               `json:"pool_connections"`
 	Machine   Machine           `json:"machine"`
+	Networks  []NetworkInfo     `json:"networks"`
 	Notes     []string          `json:"notes"`
 	Bursts    []Burst           `json:"bursts"`
 	Cells     []Cell            `json:"throughput"`
@@ -79,12 +89,27 @@ type Results struct {
 	Functions []Function        `json:"functions"`
 	Overhead  *Overhead         `json:"gateway_overhead,omitempty"`
 	Payments  *Payments         `json:"payments,omitempty"`
+	Budget    *Budget           `json:"connection_budget,omitempty"`
 	Targets   []Target          `json:"targets"`
 	Errors    map[string]string `json:"errors,omitempty"`
 }
 
 func main() {
 	opts := parseFlags()
+	if opts.rerender {
+		if err := rerender(opts.out); err != nil {
+			fmt.Fprintln(os.Stderr, "bench -rerender:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if opts.proxy != "" {
+		if err := proxyChild(opts.proxy, opts.delay); err != nil {
+			fmt.Fprintln(os.Stderr, "bench -proxy:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := checkRepoRoot(); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(2)
@@ -98,7 +123,18 @@ func main() {
 // run measures every scenario the options want, in this order, and writes the
 // report. A scenario that fails is recorded in the results and the run goes on.
 func run(opts options) error {
-	b := newBench(opts)
+	b, err := newBench(opts)
+	if err != nil {
+		return err
+	}
+	defer b.close()
+	if opts.cpuProfile != "" {
+		stop, err := startCPUProfile(opts.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	defer b.connectPeers()()
 	removeBinaries, err := b.buildFunctionBinaries()
 	if err != nil {
@@ -110,6 +146,7 @@ func run(opts options) error {
 	b.scenario("soldout", b.soldOutRun)
 	b.scenarioWithBinaries("e2e", b.e2eRun)
 	b.scenarioWithBinaries("cold", b.coldRun)
+	b.scenarioWithBinaries("budget", b.budgetRun)
 	b.scenario("payments", b.paymentsRun)
 	return b.report()
 }
@@ -123,6 +160,12 @@ type options struct {
 	cell       time.Duration
 	contenders string // comma-separated names to keep; empty keeps all
 	only       string // comma-separated scenarios; empty runs all
+	delay      time.Duration
+	proxy      string // -proxy mode: name=host:port,... (the distance's own process)
+	private    bool   // measure on a MariaDB of the tool's own instead of MYSQL_DSN's
+	cpuProfile string // write the client's Go CPU profile here
+	statements bool   // with -private: the server's statement digests into statements.txt
+	rerender   bool   // write the report again from -out's results.json
 }
 
 func parseFlags() options {
@@ -133,7 +176,13 @@ func parseFlags() options {
 	flag.IntVar(&o.reps, "reps", 0, "override the profile's repetitions of each throughput cell")
 	flag.DurationVar(&o.cell, "cell", 0, "override the profile's duration of a throughput cell")
 	flag.StringVar(&o.contenders, "contenders", "", "comma-separated contender names to keep (default all)")
-	flag.StringVar(&o.only, "only", "", "comma-separated scenarios to run (burst,throughput,soldout,e2e,cold,payments); default all")
+	flag.StringVar(&o.only, "only", "", "comma-separated scenarios to run (burst,throughput,soldout,e2e,cold,budget,payments); default all")
+	flag.DurationVar(&o.delay, "delay", 250*time.Microsecond, "one-way delay of the second network every contender is also measured on (0: direct only)")
+	flag.BoolVar(&o.private, "private", false, "measure on a private mariadbd the tool starts (own port and data directory, server defaults) instead of MYSQL_DSN's server, so the server's counters and CPU are this run's alone")
+	flag.BoolVar(&o.rerender, "rerender", false, "measure nothing: judge the targets and write BENCHMARKS.md again from the results.json in -out (the charts stay as drawn)")
+	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write this process's CPU profile (go tool pprof) to the file")
+	flag.BoolVar(&o.statements, "statements", false, "with -private: turn on performance_schema and write the server's statement digests (time, rows, lock time per statement shape) to statements.txt beside the report")
+	flag.StringVar(&o.proxy, "proxy", "", "run as the latency proxy for name=host:port,... (started by the tool itself)")
 	flag.Parse()
 	return o
 }
@@ -167,11 +216,15 @@ type bench struct {
 	dsn  string // the server, without a database
 	res  *Results
 
-	// The peers of the rejected designs; nil when they could not be reached,
-	// and the contenders that need them are left out.
-	rdb  *redis.Client
-	nc   *nats.Conn
-	etcd *clientv3.Client
+	// The networks every contender is measured on: direct, and (with -delay)
+	// through the latency proxy.
+	nets []*network
+	// probe reads the client's and the server's counters around each cell.
+	probe *probe
+	// private is the tool's own server when -private asked for one.
+	private *privateServer
+	// cpu accounts for the machine's CPU over the run.
+	cpu cpuAccount
 	// runID keeps this run's keys and subjects apart from any other run's.
 	runID int64
 	// binDir holds the function binaries; empty when they could not be built,
@@ -179,13 +232,39 @@ type bench struct {
 	binDir string
 }
 
-func newBench(opts options) *bench {
+func newBench(opts options) (*bench, error) {
 	ctx := context.Background()
 	b := &bench{opts: opts, prof: opts.profile(), ctx: ctx, dsn: envOr("MYSQL_DSN", "root@tcp(127.0.0.1:3306)/")}
 	b.res = &Results{Started: time.Now(), Profile: b.prof, Errors: map[string]string{}}
+	server := "the server at MYSQL_DSN"
+	if opts.private {
+		settings := []string{"max-connections=1000"}
+		if opts.statements {
+			settings = append(settings, "performance-schema=ON")
+		}
+		s, err := startPrivateServer(ctx, settings...)
+		if err != nil {
+			return nil, fmt.Errorf("private server: %w", err)
+		}
+		b.private, b.dsn = s, s.DSN
+		server = "a private mariadbd the tool started (server defaults, max_connections=1000)"
+	}
 	b.res.Machine = machine(ctx, b.dsn)
+	b.res.Machine.Server = server
 	b.res.Conns = opts.conns
-	return b
+	b.probe = newProbe(ctx, serverOnly(b.dsn))
+	b.cpu = startCPUAccount(b.probe, b.private != nil)
+	if b.private != nil {
+		b.cpu.track(b.private.pid)
+	}
+	return b, nil
+}
+
+func (b *bench) close() {
+	b.probe.close()
+	if b.private != nil {
+		b.private.stop()
+	}
 }
 
 // fail records a scenario's error in the results and says it at once.
@@ -212,37 +291,135 @@ func (b *bench) scenarioWithBinaries(name string, measure func()) {
 	}
 }
 
-// connectPeers reaches Redis and NATS and starts etcd; a peer that is missing
-// is recorded and its contender left out. The returned func lets them go.
+// connectPeers starts etcd and, with -delay, the proxy process; then reaches
+// MariaDB, Redis, NATS and etcd over each network. A peer that is missing is
+// recorded and its contenders left out. The returned func lets them go.
 func (b *bench) connectPeers() (closeAll func()) {
 	var closers []func()
 	b.runID = time.Now().UnixNano()
-	rdb := redis.NewClient(&redis.Options{Addr: envOr("REDIS_ADDR", "127.0.0.1:6379"), PoolSize: 160})
-	closers = append(closers, func() { rdb.Close() })
-	if err := rdb.Ping(b.ctx).Err(); err != nil {
-		b.fail("redis", err)
-	} else {
-		b.rdb = rdb
+	direct := &network{Name: networkName(0), redis: envOr("REDIS_ADDR", "127.0.0.1:6379"), nats: envOr("NATS_URL", nats.DefaultURL)}
+	if cfg, err := drv.ParseDSN(b.dsn); err == nil && cfg.Net == "tcp" {
+		direct.mysql = cfg.Addr
 	}
-	if nc, err := nats.Connect(envOr("NATS_URL", nats.DefaultURL)); err != nil {
-		b.fail("nats", err)
-	} else {
-		b.nc = nc
-		closers = append(closers, nc.Close)
-	}
-	if cli, stopEtcd, err := startEtcd(b.ctx); err != nil {
+	if endpoint, pid, stopEtcd, err := startEtcd(b.ctx); err != nil {
 		b.fail("etcd", err)
 		b.res.Notes = append(b.res.Notes, "etcd could not be started ("+err.Error()+"): the etcd contender is missing from this run.")
 	} else {
-		b.etcd = cli
+		direct.etcd = endpoint
+		b.cpu.track(pid)
 		b.res.Machine.Etcd = etcdVersion()
 		closers = append(closers, stopEtcd)
+	}
+	b.nets = []*network{direct}
+	if b.opts.delay > 0 {
+		if far, err := b.farNetwork(direct); err != nil {
+			b.fail("distance", err)
+			b.res.Notes = append(b.res.Notes, "the latency proxy could not be started ("+err.Error()+"): every contender is measured direct only.")
+		} else {
+			b.nets = append(b.nets, far)
+			b.cpu.track(far.dist.cmd.Process.Pid)
+		}
+	}
+	for _, n := range b.nets {
+		b.reachPeers(n)
+		closers = append(closers, n.close)
+		b.res.Networks = append(b.res.Networks, b.networkInfo(n))
 	}
 	return func() {
 		for i := len(closers) - 1; i >= 0; i-- {
 			closers[i]()
 		}
 	}
+}
+
+// farNetwork starts the proxy process in front of every peer of direct.
+func (b *bench) farNetwork(direct *network) (*network, error) {
+	if direct.mysql == "" {
+		return nil, fmt.Errorf("MYSQL_DSN is not a TCP address")
+	}
+	up := map[string]string{"mysql": direct.mysql, "redis": direct.redis}
+	if u, err := url.Parse(direct.nats); err == nil {
+		up["nats"] = u.Host
+	}
+	if u, err := url.Parse(direct.etcd); err == nil && direct.etcd != "" {
+		up["etcd"] = u.Host
+	}
+	d, err := startDistance(b.opts.delay, up)
+	if err != nil {
+		return nil, err
+	}
+	far := &network{Name: networkName(b.opts.delay), delay: b.opts.delay, mysql: d.addr["mysql"], redis: d.addr["redis"],
+		nats: "nats://" + d.addr["nats"], dist: d}
+	if direct.etcd != "" {
+		far.etcd = "http://" + d.addr["etcd"]
+	}
+	far.closers = append(far.closers, d.close)
+	return far, nil
+}
+
+// reachPeers connects n's clients of Redis, NATS and etcd.
+func (b *bench) reachPeers(n *network) {
+	rdb := redis.NewClient(&redis.Options{Addr: n.redis, PoolSize: 160})
+	n.closers = append(n.closers, func() { rdb.Close() })
+	if err := rdb.Ping(b.ctx).Err(); err != nil {
+		b.fail("redis "+n.Name, err)
+	} else {
+		n.rdb = rdb
+	}
+	if nc, err := nats.Connect(n.nats); err != nil {
+		b.fail("nats "+n.Name, err)
+	} else {
+		n.nc = nc
+		n.closers = append(n.closers, nc.Close)
+	}
+	if n.etcd != "" {
+		cli, err := clientv3.New(clientv3.Config{Endpoints: []string{n.etcd}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+		if err != nil {
+			b.fail("etcd "+n.Name, err)
+		} else {
+			n.etcdCli = cli
+			n.closers = append(n.closers, func() { cli.Close() })
+		}
+	}
+}
+
+// NetworkInfo is one network as measured: the round trip of a trivial
+// statement on one connection, and how late the proxy delivered.
+type NetworkInfo struct {
+	Name        string  `json:"name"`
+	DelayUS     int64   `json:"one_way_delay_us"`
+	RTT         Latency `json:"do_1_round_trip"`
+	ProxyLateUS float64 `json:"proxy_mean_lateness_us,omitempty"`
+	Err         string  `json:"error,omitempty"`
+}
+
+func (b *bench) networkInfo(n *network) NetworkInfo {
+	info := NetworkInfo{Name: n.Name, DelayUS: n.delay.Microseconds()}
+	dsn := serverOnly(b.dsn)
+	if n.delay > 0 {
+		dsn, _ = withAddr(dsn, n.mysql)
+	}
+	rtt, err := measureRTT(b.ctx, dsn, 500)
+	info.RTT = rtt
+	if err != nil {
+		info.Err = err.Error()
+	}
+	if n.dist != nil {
+		late, _ := n.dist.lateness()
+		info.ProxyLateUS = float64(late.Nanoseconds()) / 1000
+	}
+	b.logf("network %s: DO 1 round trip p50 %.3f ms, p99 %.3f ms", n.Name, rtt.P50, rtt.P99)
+	return info
+}
+
+// serverOnly is dsn without its database: the tool makes its own.
+func serverOnly(dsn string) string {
+	cfg, err := drv.ParseDSN(dsn)
+	if err != nil {
+		return dsn
+	}
+	cfg.DBName = ""
+	return cfg.FormatDSN()
 }
 
 // buildFunctionBinaries builds every function into a temporary directory; a
@@ -262,33 +439,61 @@ func (b *bench) buildFunctionBinaries() (remove func(), err error) {
 	return func() { os.RemoveAll(dir) }, nil
 }
 
-// lineUp builds the contenders on a fixture: the product, its previous form,
-// the designs it rejected whose peers are up, and the floor, keeping those the
-// command line names.
-func (b *bench) lineUp(f *fixture) (list []contender, closeAll func()) {
-	t := tables{db: f.raw}
-	p := &product{store: f.store, next: &f.next, base: f.base}
-	list = []contender{p, &productBefore{product: *p}, lockFree{t}, forUpdate{t}, versionCAS{t, 0}, versionCAS{t, 1000}}
+// entry is one contender on one network, with the pools it uses.
+type entry struct {
+	net *network
+	c   contender
+	ps  *pools
+}
+
+// key names an entry in maps: a contender's name is the same on every network.
+func (e entry) key() string { return e.net.Name + "|" + e.c.Name() }
+
+// lineUp builds the contenders on a fixture over every network: the product,
+// its previous form, the designs it rejected whose peers are up, and the floor,
+// keeping those the command line names.
+func (b *bench) lineUp(f *fixture) (list []entry, closeAll func()) {
 	var closers []func()
-	if b.rdb != nil {
-		list = append(list, redisLock{t, b.rdb, fmt.Sprintf("bench:%d:lock:", b.runID)}, redisCounter{t, b.rdb, fmt.Sprintf("bench:%d:seats:", b.runID)})
+	for i, n := range b.nets {
+		cs, closeNet := b.lineUpOn(f, n, i)
+		closers = append(closers, closeNet)
+		for _, c := range b.keepPicked(cs) {
+			list = append(list, entry{net: n, c: c, ps: f.at[n.Name]})
+		}
 	}
-	if b.etcd != nil {
-		e := &etcdLock{tables: t, cli: b.etcd, prefix: fmt.Sprintf("/bench/%d/lock/", b.runID), sess: map[int]*concurrency.Session{}}
+	return list, func() {
+		for _, c := range closers {
+			c()
+		}
+	}
+}
+
+// lineUpOn is every contender on network n (the i-th).
+func (b *bench) lineUpOn(f *fixture, n *network, i int) (list []contender, closeAll func()) {
+	ps := f.at[n.Name]
+	t := tables{db: ps.raw}
+	p := &product{store: ps.store, next: &f.next, base: f.base}
+	list = []contender{p, &productBefore{product: *p, raw: ps.raw}, lockFree{t}, forUpdate{t}, versionCAS{t, 0}, versionCAS{t, 1000}}
+	var closers []func()
+	if n.rdb != nil {
+		list = append(list, redisLock{t, n.rdb, fmt.Sprintf("bench:%d:%d:lock:", b.runID, i)}, redisCounter{t, n.rdb, fmt.Sprintf("bench:%d:%d:seats:", b.runID, i)})
+	}
+	if n.etcdCli != nil {
+		e := &etcdLock{tables: t, cli: n.etcdCli, prefix: fmt.Sprintf("/bench/%d/%d/lock/", b.runID, i), sess: map[int]*concurrency.Session{}}
 		list = append(list, e)
 		closers = append(closers, e.close)
 	}
-	if b.nc != nil {
-		q, err := newQueue(t, b.nc, fmt.Sprintf("bench.%d.%s", b.runID, f.name))
+	if n.nc != nil {
+		q, err := newQueue(t, n.nc, fmt.Sprintf("bench.%d.%d.%s", b.runID, i, f.name))
 		if err != nil {
-			b.fail("queue", err)
+			b.fail("queue "+n.Name, err)
 		} else {
 			list = append(list, q)
 			closers = append(closers, func() { q.sub.Unsubscribe() })
 		}
 	}
 	list = append(list, bare{t})
-	return b.keepPicked(list), func() {
+	return list, func() {
 		for _, c := range closers {
 			c()
 		}
@@ -316,33 +521,64 @@ func (b *bench) burstRun() {
 	}
 }
 
-// bursts releases the launch burst on every contender, the product (in process
-// and, with the binaries, through the gateway) BurstReps times, the others
-// ContBursts times.
+// bursts releases the launch burst on every contender on every network, the
+// product (in process and, with the binaries, through the gateway) BurstReps
+// times, the others ContBursts times.
 func (b *bench) bursts() error {
-	f, err := newFixture(b.ctx, b.dsn, b.opts.conns)
+	f, err := newFixture(b.ctx, b.dsn, b.opts.conns, b.nets...)
 	if err != nil {
 		return err
 	}
 	defer f.close()
 	list, closeAll := b.lineUp(f)
 	defer closeAll()
-	if b.binDir != "" {
-		gw, err := newPlatform(b.binDir, f.dsn, "reserve")
-		if err != nil {
-			return err
+	if b.binDir != "" && inList(b.opts.contenders, cGateway) {
+		for _, n := range b.nets {
+			ps := f.at[n.Name]
+			gw, err := newPlatform(b.binDir, ps.dsn, "reserve")
+			if err != nil {
+				return err
+			}
+			defer gw.close()
+			p := product{store: ps.store, next: &f.next, base: f.base}
+			list = append([]entry{{net: n, c: &gatewayContender{product: p, p: gw}, ps: ps}}, list...)
 		}
-		defer gw.close()
-		list = append([]contender{&gatewayContender{product: *list[0].(*product), p: gw}}, list...)
 	}
 	for rep := range b.prof.BurstReps {
-		for _, c := range rotate(list, rep) {
-			if b.burstsIn(c, rep) {
-				b.res.Bursts = append(b.res.Bursts, burst(b.ctx, c, b.prof.BurstSize, rep))
+		for _, e := range rotate(list, rep) {
+			if b.burstsIn(e.c, rep) {
+				b.warm(e)
+				before := b.probe.snap(b.ctx, e.ps.store.SQL(), e.ps.raw)
+				x := burst(b.ctx, e.c, b.prof.BurstSize, rep)
+				x.Network = e.net.Name
+				x.Profile = between(before, b.probe.snap(b.ctx, e.ps.store.SQL(), e.ps.raw), x.Requests)
+				b.res.Bursts = append(b.res.Bursts, x)
 			}
 		}
 	}
 	return nil
+}
+
+// warm opens every connection of the entry's pools before it is measured.
+// The pools close connections idle for a second (the server is shared), and
+// the store's pool serves the product alone while the contenders share theirs:
+// without this a product burst often began by dialling its connections again
+// and the others' did not.
+func (b *bench) warm(e entry) {
+	for _, db := range []*sql.DB{e.ps.store.SQL(), e.ps.raw} {
+		var held []*sql.Conn
+		for range b.opts.conns {
+			c, err := db.Conn(b.ctx)
+			if err != nil {
+				break
+			}
+			c.PingContext(b.ctx)
+			held = append(held, c)
+		}
+		for _, c := range held {
+			c.Close()
+		}
+	}
 }
 
 // burstsIn reports whether contender c takes part in repetition rep of the burst.
@@ -368,10 +604,10 @@ func (b *bench) throughputRun() {
 	}
 }
 
-// throughputCells measures every contender on its own slots at every client
-// count, Reps times, interleaved.
+// throughputCells measures every contender on every network on its own
+// slots at every client count, Reps times, interleaved.
 func (b *bench) throughputCells(scenario string, nSlots int) error {
-	f, err := newFixture(b.ctx, b.dsn, b.opts.conns)
+	f, err := newFixture(b.ctx, b.dsn, b.opts.conns, b.nets...)
 	if err != nil {
 		return err
 	}
@@ -379,26 +615,68 @@ func (b *bench) throughputCells(scenario string, nSlots int) error {
 	list, closeAll := b.lineUp(f)
 	defer closeAll()
 	slots := map[string][]int64{}
-	for _, c := range list {
-		if slots[c.Name()], err = c.Slots(b.ctx, nSlots, 1<<30); err != nil {
-			return fmt.Errorf("%s: slots: %w", c.Name(), err)
+	for _, e := range list {
+		if slots[e.key()], err = e.c.Slots(b.ctx, nSlots, 1<<30); err != nil {
+			return fmt.Errorf("%s: slots: %w", e.c.Name(), err)
 		}
 	}
 	for _, clients := range b.prof.Clients {
 		for rep := range b.prof.Reps {
-			for _, c := range rotate(list, rep+clients) {
-				b.res.Cells = append(b.res.Cells, throughput(b.ctx, c, scenario, slots[c.Name()], clients, b.prof.Cell, rep))
+			for _, e := range rotate(list, rep+clients) {
+				b.res.Cells = append(b.res.Cells, b.measureCell(e, scenario, slots[e.key()], clients, b.prof.Cell, rep))
 			}
 		}
 	}
 	return nil
 }
 
+// measureCell runs one throughput cell of entry e with its profile.
+func (b *bench) measureCell(e entry, scenario string, slots []int64, clients int, d time.Duration, rep int) Cell {
+	b.warm(e)
+	before := b.probe.snap(b.ctx, e.ps.store.SQL(), e.ps.raw)
+	cell := throughput(b.ctx, e.c, scenario, slots, clients, d, rep)
+	cell.Network = e.net.Name
+	cell.Profile = between(before, b.probe.snap(b.ctx, e.ps.store.SQL(), e.ps.raw), cell.Latency.N)
+	return cell
+}
+
 func (b *bench) soldOutRun() {
 	b.logf("sold-out path")
-	if err := soldOutCells(b.ctx, b.dsn, b.opts.conns, b.prof, b.res); err != nil {
+	if err := b.soldOutCells(); err != nil {
 		b.fail("soldout", err)
 	}
+}
+
+// soldOutCells compares one reserve on a full slot with one bare conditional
+// UPDATE on a full slot (0 rows), both on the product's tables, on every
+// network, interleaved.
+func (b *bench) soldOutCells() error {
+	f, err := newFixture(b.ctx, b.dsn, b.opts.conns, b.nets...)
+	if err != nil {
+		return err
+	}
+	defer f.close()
+	p := &product{store: f.store, next: &f.next, base: f.base}
+	full, err := p.Slots(b.ctx, 1, 1)
+	if err != nil {
+		return err
+	}
+	if o, err := p.Reserve(b.ctx, 0, full[0], customer()); err != nil || o != taken {
+		return fmt.Errorf("fill the slot: %v %v", o, err)
+	}
+	var list []entry
+	for _, n := range b.nets {
+		ps := f.at[n.Name]
+		list = append(list, entry{n, &product{store: ps.store, next: &f.next, base: f.base}, ps}, entry{n, &bareProduct{store: ps.store}, ps})
+	}
+	for _, clients := range []int{1, 8} {
+		for rep := range b.prof.SoldOutReps {
+			for _, e := range rotate(list, rep) {
+				b.res.SoldOut = append(b.res.SoldOut, b.measureCell(e, "sold out", full, clients, b.prof.Cell/2, rep))
+			}
+		}
+	}
+	return nil
 }
 
 func (b *bench) e2eRun() {
@@ -415,36 +693,17 @@ func (b *bench) coldRun() {
 	}
 }
 
-// coldStarts measures every function's cold start and size into the results.
+// coldStarts measures every function's size, cold start and memory after a
+// burst into the results.
 func (b *bench) coldStarts() error {
 	f, err := newFixture(b.ctx, b.dsn, 4)
 	if err != nil {
 		return err
 	}
 	defer f.close()
-	fns, err := coldStart(b.ctx, b.binDir, f.dsn, b.prof.ColdStarts)
-	for _, fn := range fns {
-		b.res.mergeFunction(fn)
-	}
+	fns, err := functionsRun(b.ctx, b.binDir, f, b.prof.ColdStarts, b.prof.BurstSize)
+	b.res.Functions = fns
 	return err
-}
-
-// mergeFunction adds a cold-start measurement to the function's entry (made by
-// the end-to-end run, if it ran), keeping the higher peak memory.
-func (res *Results) mergeFunction(fn Function) {
-	merged := false
-	for i := range res.Functions {
-		if res.Functions[i].Name == fn.Name {
-			res.Functions[i].SizeBytes, res.Functions[i].ColdStartMS = fn.SizeBytes, fn.ColdStartMS
-			if fn.PeakRSSKB > res.Functions[i].PeakRSSKB {
-				res.Functions[i].PeakRSSKB, res.Functions[i].PeakAfter = fn.PeakRSSKB, fn.PeakAfter
-			}
-			merged = true
-		}
-	}
-	if !merged {
-		res.Functions = append(res.Functions, fn)
-	}
 }
 
 func (b *bench) paymentsRun() {
@@ -471,9 +730,15 @@ func (b *bench) report() error {
 	res := b.res
 	res.Seconds = time.Since(res.Started).Seconds()
 	res.Machine.LoadAfter = loadavg()
+	b.cpu.finish(&res.Machine)
 	res.Targets = targets(res)
-	if err := write(b.opts.out, res); err != nil {
+	if err := write(b.opts.out, res, true); err != nil {
 		return err
+	}
+	if b.opts.statements && b.private != nil {
+		if err := writeStatements(b.ctx, b.dsn, filepath.Join(b.opts.out, "statements.txt")); err != nil {
+			return err
+		}
 	}
 	b.logf("wrote %s", b.opts.out)
 	for _, t := range res.Targets {
@@ -499,33 +764,6 @@ func envOr(k, def string) string {
 		return v
 	}
 	return def
-}
-
-// soldOutCells compares one reserve on a full slot with one bare conditional
-// UPDATE on a full slot (0 rows), both on the product's tables, interleaved.
-func soldOutCells(ctx context.Context, dsn string, conns int, prof Profile, res *Results) error {
-	f, err := newFixture(ctx, dsn, conns)
-	if err != nil {
-		return err
-	}
-	defer f.close()
-	p := &product{store: f.store, next: &f.next, base: f.base}
-	full, err := p.Slots(ctx, 1, 1)
-	if err != nil {
-		return err
-	}
-	if o, err := p.Reserve(ctx, 0, full[0], customer()); err != nil || o != taken {
-		return fmt.Errorf("fill the slot: %v %v", o, err)
-	}
-	list := []contender{p, &bareProduct{store: f.store}}
-	for _, clients := range []int{1, 8} {
-		for rep := range prof.SoldOutReps {
-			for _, c := range rotate(list, rep) {
-				res.SoldOut = append(res.SoldOut, throughput(ctx, c, "sold out", full, clients, prof.Cell/2, rep))
-			}
-		}
-	}
-	return nil
 }
 
 // bareProduct is the seat-taking statement alone on the product's own table.
@@ -628,9 +866,6 @@ func endToEnd(ctx context.Context, dsn, binDir string, prof Profile, res *Result
 			res.E2E = append(res.E2E, e)
 		}
 	}
-	for _, fn := range []string{"slots", "reserve", "cancel"} {
-		res.Functions = append(res.Functions, Function{Name: fn, PeakRSSKB: peakKB(p.log.of(fn)), PeakAfter: "end-to-end load"})
-	}
 	o, err := gatewayOverhead(ctx, p, f.dsn, date, prof.OverheadReps, 50)
 	if err != nil {
 		return err
@@ -639,15 +874,16 @@ func endToEnd(ctx context.Context, dsn, binDir string, prof Profile, res *Result
 	return nil
 }
 
-// startEtcd runs Debian's etcd on a temporary directory and loopback ports.
-func startEtcd(ctx context.Context) (*clientv3.Client, func(), error) {
+// startEtcd runs Debian's etcd on a temporary directory and loopback ports and
+// answers its client endpoint once it takes a write.
+func startEtcd(ctx context.Context) (endpoint string, pid int, stop func(), err error) {
 	bin, err := exec.LookPath("etcd")
 	if err != nil {
-		return nil, nil, fmt.Errorf("no etcd binary (apt-get install etcd-server): %w", err)
+		return "", 0, nil, fmt.Errorf("no etcd binary (apt-get install etcd-server): %w", err)
 	}
 	dir, err := os.MkdirTemp("", "salon-bench-etcd-")
 	if err != nil {
-		return nil, nil, err
+		return "", 0, nil, err
 	}
 	client, peer := "http://127.0.0.1:23790", "http://127.0.0.1:23800"
 	cmd := exec.Command(bin, "--name", "bench", "--data-dir", filepath.Join(dir, "data"),
@@ -658,9 +894,9 @@ func startEtcd(ctx context.Context) (*clientv3.Client, func(), error) {
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
 		os.RemoveAll(dir)
-		return nil, nil, err
+		return "", 0, nil, err
 	}
-	stop := func() {
+	stop = func() {
 		cmd.Process.Kill()
 		cmd.Wait()
 		os.RemoveAll(dir)
@@ -668,8 +904,9 @@ func startEtcd(ctx context.Context) (*clientv3.Client, func(), error) {
 	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{client}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
 	if err != nil {
 		stop()
-		return nil, nil, err
+		return "", 0, nil, err
 	}
+	defer cli.Close()
 	deadline := time.Now().Add(15 * time.Second)
 	for {
 		c, cancel := context.WithTimeout(ctx, time.Second)
@@ -679,13 +916,12 @@ func startEtcd(ctx context.Context) (*clientv3.Client, func(), error) {
 			break
 		}
 		if time.Now().After(deadline) {
-			cli.Close()
 			stop()
-			return nil, nil, fmt.Errorf("etcd did not answer: %w", err)
+			return "", 0, nil, fmt.Errorf("etcd did not answer: %w", err)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	return cli, func() { cli.Close(); stop() }, nil
+	return client, cmd.Process.Pid, stop, nil
 }
 
 func etcdVersion() string {
@@ -699,23 +935,33 @@ func etcdVersion() string {
 
 // Machine is what every figure states.
 type Machine struct {
-	CPU          string `json:"cpu"`
-	Cores        int    `json:"cores"`
-	GoVersion    string `json:"go"`
-	MariaDB      string `json:"mariadb"`
-	FlushLog     string `json:"innodb_flush_log_at_trx_commit"`
-	SyncBinlog   string `json:"sync_binlog"`
-	LogBin       string `json:"log_bin"`
-	Connections  string `json:"threads_connected_at_start"`
-	LoadBefore   string `json:"loadavg_before"`
-	LoadAfter    string `json:"loadavg_after"`
-	Etcd         string `json:"etcd,omitempty"`
-	OtherClients string `json:"other_clients_at_start"`
+	CPU            string `json:"cpu"`
+	Cores          int    `json:"cores"`
+	GoVersion      string `json:"go"`
+	MariaDB        string `json:"mariadb"`
+	FlushLog       string `json:"innodb_flush_log_at_trx_commit"`
+	SyncBinlog     string `json:"sync_binlog"`
+	LogBin         string `json:"log_bin"`
+	Server         string `json:"server"`
+	Connections    string `json:"threads_connected_at_start"`
+	MaxConnections string `json:"max_connections"`
+	LoadBefore     string `json:"loadavg_before"`
+	LoadAfter      string `json:"loadavg_after"`
+	Etcd           string `json:"etcd,omitempty"`
+	OtherClients   string `json:"other_clients_at_start"`
+	// CPU seconds over the whole run: every core's busy time, this tool's own
+	// (with the processes it started and waited for: the proxy, the function
+	// binaries, a private server), the server at MYSQL_DSN's (0 when private or
+	// not found), and the rest: other people's work on the same cores.
+	BusyCPU   float64 `json:"machine_busy_cpu_s"`
+	ToolCPU   float64 `json:"tool_cpu_s"`
+	ServerCPU float64 `json:"shared_server_cpu_s"`
+	OtherCPU  float64 `json:"other_processes_cpu_s"`
 }
 
 func (m Machine) Line() string {
-	return fmt.Sprintf("%s, %d cores; %s, innodb_flush_log_at_trx_commit=%s, sync_binlog=%s, log_bin=%s",
-		m.CPU, m.Cores, m.MariaDB, m.FlushLog, m.SyncBinlog, m.LogBin)
+	return fmt.Sprintf("%s, %d cores; %s, innodb_flush_log_at_trx_commit=%s, sync_binlog=%s, log_bin=%s, max_connections=%s",
+		m.CPU, m.Cores, m.MariaDB, m.FlushLog, m.SyncBinlog, m.LogBin, m.MaxConnections)
 }
 
 func machine(ctx context.Context, dsn string) Machine {
@@ -740,8 +986,8 @@ func machine(ctx context.Context, dsn string) Machine {
 		return m
 	}
 	defer db.Close()
-	db.SQL().QueryRowContext(ctx, `SELECT @@version, @@innodb_flush_log_at_trx_commit, @@sync_binlog, IF(@@log_bin, 'ON', 'OFF')`).
-		Scan(&m.MariaDB, &m.FlushLog, &m.SyncBinlog, &m.LogBin)
+	db.SQL().QueryRowContext(ctx, `SELECT @@version, @@innodb_flush_log_at_trx_commit, @@sync_binlog, IF(@@log_bin, 'ON', 'OFF'), @@max_connections`).
+		Scan(&m.MariaDB, &m.FlushLog, &m.SyncBinlog, &m.LogBin, &m.MaxConnections)
 	var name string
 	db.SQL().QueryRowContext(ctx, `SHOW STATUS LIKE 'Threads_connected'`).Scan(&name, &m.Connections)
 	db.SQL().QueryRowContext(ctx, `SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME LIKE 'salon\_t\_%'`).Scan(&m.OtherClients)

@@ -19,18 +19,64 @@ import (
 )
 
 // fixture is one scenario's fresh database: the product's schema (Migrate) and
-// the contenders' tables side by side, dropped when the scenario ends.
+// the contenders' tables side by side, dropped when the scenario ends. It has
+// pools on every network the run measures; store, raw and dsn are the direct ones.
 type fixture struct {
-	dsn   string
+	dsn   string // direct, as the function binaries get it
 	name  string
-	store *mysql.DB // the product's store
-	raw   *sql.DB   // the contenders' pool, same driver settings as the store
+	store *mysql.DB // the product's store, direct
+	raw   *sql.DB   // the contenders' pool, direct, same driver settings as the store
+	at    map[string]*pools
 	next  atomic.Int64
 	base  time.Time
 	drop  func()
 }
 
-func newFixture(ctx context.Context, serverDSN string, conns int) (*fixture, error) {
+// pools are a fixture's connections over one network.
+type pools struct {
+	dsn   string    // plain DSN of this network (for the function binaries)
+	store *mysql.DB // the product's store
+	raw   *sql.DB   // the contenders'
+}
+
+func (ps *pools) close() {
+	if ps.raw != nil {
+		ps.raw.Close()
+	}
+	if ps.store != nil {
+		ps.store.Close()
+	}
+}
+
+// openPools opens the store and the contenders' pool on dsn; their
+// connections count their writes (driverWrites).
+func openPools(dsn string, conns int) (*pools, error) {
+	ps := &pools{dsn: dsn}
+	var err error
+	if ps.store, err = mysql.Open(counted(dsn), mysql.Options{MaxOpenConns: conns, ConnMaxIdleTime: time.Second}); err != nil {
+		return nil, err
+	}
+	pcfg, err := mysql.Config(counted(dsn))
+	if err != nil {
+		ps.close()
+		return nil, err
+	}
+	pcfg.MultiStatements = true
+	conn, err := drv.NewConnector(pcfg)
+	if err != nil {
+		ps.close()
+		return nil, err
+	}
+	ps.raw = sql.OpenDB(conn)
+	ps.raw.SetMaxOpenConns(conns)
+	ps.raw.SetMaxIdleConns(conns)
+	// The server's connections are shared with other people's tests: a pool not
+	// in use gives its connections back within a second.
+	ps.raw.SetConnMaxIdleTime(time.Second)
+	return ps, nil
+}
+
+func newFixture(ctx context.Context, serverDSN string, conns int, nets ...*network) (*fixture, error) {
 	cfg, err := drv.ParseDSN(serverDSN)
 	if err != nil {
 		return nil, err
@@ -48,38 +94,37 @@ func newFixture(ctx context.Context, serverDSN string, conns int) (*fixture, err
 		admin.Close()
 		return nil, fmt.Errorf("create database: %w", err)
 	}
-	f := &fixture{name: name}
+	f := &fixture{name: name, at: map[string]*pools{}}
 	f.drop = func() {
 		admin.Exec("DROP DATABASE IF EXISTS " + name)
 		admin.Close()
 	}
 	cfg.DBName = name
 	f.dsn = cfg.FormatDSN()
-	if f.store, err = mysql.Open(f.dsn, mysql.Options{MaxOpenConns: conns, ConnMaxIdleTime: time.Second}); err != nil {
+	direct, err := openPools(f.dsn, conns)
+	if err != nil {
 		f.drop()
 		return nil, err
+	}
+	f.store, f.raw, f.at[networkName(0)] = direct.store, direct.raw, direct
+	for _, n := range nets {
+		if n.delay == 0 {
+			continue
+		}
+		dsn, err := withAddr(f.dsn, n.mysql)
+		if err != nil {
+			f.close()
+			return nil, err
+		}
+		if f.at[n.Name], err = openPools(dsn, conns); err != nil {
+			f.close()
+			return nil, err
+		}
 	}
 	if err := f.store.Migrate(ctx); err != nil {
 		f.close()
 		return nil, err
 	}
-	pcfg, err := mysql.Config(f.dsn)
-	if err != nil {
-		f.close()
-		return nil, err
-	}
-	pcfg.MultiStatements = true
-	conn, err := drv.NewConnector(pcfg)
-	if err != nil {
-		f.close()
-		return nil, err
-	}
-	f.raw = sql.OpenDB(conn)
-	f.raw.SetMaxOpenConns(conns)
-	f.raw.SetMaxIdleConns(conns)
-	// The server's connections are shared with other people's tests: a pool not
-	// in use gives its connections back within a second.
-	f.raw.SetConnMaxIdleTime(time.Second)
 	if _, err := f.raw.ExecContext(ctx, benchSchema); err != nil {
 		f.close()
 		return nil, err
@@ -94,11 +139,8 @@ func newFixture(ctx context.Context, serverDSN string, conns int) (*fixture, err
 }
 
 func (f *fixture) close() {
-	if f.raw != nil {
-		f.raw.Close()
-	}
-	if f.store != nil {
-		f.store.Close()
+	for _, ps := range f.at {
+		ps.close()
 	}
 	f.drop()
 }
@@ -135,22 +177,24 @@ func summarise(ds []time.Duration) Latency {
 
 // Cell is one run of one contender in one configuration.
 type Cell struct {
-	Scenario  string    `json:"scenario"`
-	Contender string    `json:"contender"`
-	Clients   int       `json:"clients"`
-	Rep       int       `json:"rep"`
-	Seconds   float64   `json:"seconds"`
-	Taken     int       `json:"taken"`
-	SoldOut   int       `json:"sold_out"`
-	Conflicts int       `json:"conflicts"`
-	Errors    int       `json:"errors"`
-	FirstErr  string    `json:"first_error,omitempty"`
-	SeatsPerS float64   `json:"seats_per_s"`
-	OpsPerS   float64   `json:"ops_per_s"`
-	Latency   Latency   `json:"latency"`
-	Oversells int       `json:"oversells"`
-	Drift     int       `json:"drift"`
-	Samples   []float64 `json:"-"` // latencies (ms) kept for the charts
+	Scenario  string      `json:"scenario"`
+	Network   string      `json:"network"`
+	Contender string      `json:"contender"`
+	Clients   int         `json:"clients"`
+	Rep       int         `json:"rep"`
+	Seconds   float64     `json:"seconds"`
+	Taken     int         `json:"taken"`
+	SoldOut   int         `json:"sold_out"`
+	Conflicts int         `json:"conflicts"`
+	Errors    int         `json:"errors"`
+	FirstErr  string      `json:"first_error,omitempty"`
+	SeatsPerS float64     `json:"seats_per_s"`
+	OpsPerS   float64     `json:"ops_per_s"`
+	Latency   Latency     `json:"latency"`
+	Oversells int         `json:"oversells"`
+	Drift     int         `json:"drift"`
+	Samples   []float64   `json:"-"` // latencies (ms) kept for the charts
+	Profile   CellProfile `json:"profile"`
 }
 
 // throughput runs clients workers against slots for d and answers the cell.
@@ -231,16 +275,18 @@ func sampleMS(sorted []time.Duration, n int) []float64 {
 
 // Burst is one launch: n concurrent reserves released together on the last seat.
 type Burst struct {
-	Path       string  `json:"path"` // store or gateway, or the contender's name
-	Rep        int     `json:"rep"`
-	Requests   int     `json:"requests"`
-	Successes  int     `json:"successes"`
-	SoldOut    int     `json:"sold_out"`
-	Errors     int     `json:"errors"`
-	FirstErr   string  `json:"first_error,omitempty"`
-	Oversells  int     `json:"oversells"`
-	Drift      int     `json:"drift"`
-	AllAnswerd float64 `json:"all_answered_ms"`
+	Path       string      `json:"path"` // store or gateway, or the contender's name
+	Network    string      `json:"network"`
+	Rep        int         `json:"rep"`
+	Requests   int         `json:"requests"`
+	Successes  int         `json:"successes"`
+	SoldOut    int         `json:"sold_out"`
+	Errors     int         `json:"errors"`
+	FirstErr   string      `json:"first_error,omitempty"`
+	Oversells  int         `json:"oversells"`
+	Drift      int         `json:"drift"`
+	AllAnswerd float64     `json:"all_answered_ms"`
+	Profile    CellProfile `json:"profile"`
 }
 
 // burst releases n reserves on a one-seat slot at once.

@@ -3,11 +3,8 @@ package mysql
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
 	"errors"
 	"time"
-
-	drv "github.com/go-sql-driver/mysql"
 
 	"salon/shared/booking"
 )
@@ -123,10 +120,11 @@ func (db *DB) listBookings(ctx context.Context, where string, args ...any) ([]*b
 // existing reservation).
 //
 // The order of work matters when a hundred customers want the last seat: every
-// check that needs no lock runs first, the booking and its audit record are
-// written next (they lock only their own new rows), and the slot row, the one
-// thing all of them contend for, is locked last, by one conditional UPDATE, and
-// held only until the commit that immediately follows.
+// check that needs no lock runs first (one read), then one round trip takes the
+// seat, writes the booking and its audit record only if it did, and commits. The
+// slot row, the one thing all of them contend for, is locked by the conditional
+// UPDATE and released by the COMMIT that the server runs right after, in the same
+// round trip: never held while a network round trip passes.
 func (db *DB) Reserve(ctx context.Context, req booking.ReserveRequest) (*booking.Booking, bool, error) {
 	if req.IdemKey != "" {
 		if b, err := db.findByIdemKey(ctx, req); b != nil || err != nil {
@@ -194,44 +192,34 @@ func (db *DB) activeExists(ctx context.Context, req booking.ReserveRequest) (*bo
 	return nil, false, booking.Errorf(booking.EACTIVEBOOKINGEXISTS, "customer holds an unfinished booking")
 }
 
-// reserveSQL is the whole write of a reservation, sent as one multi-statement
-// round trip inside a transaction the caller commits or rolls back: three round
-// trips per seat (the pre-read, this, COMMIT) instead of seven (BEGIN and four
-// statements apart). The slot row's lock is held from the last statement to the
-// commit either way; what the saved round trips buy is latency (four network
-// round trips fewer between SCF and TencentDB) and CPU per seat. infra/bench
-// measures it against the seven-round-trip version (product-before).
+// reserveSQL is the whole write of a reservation, its commit and its outcome in
+// one call of the stored procedure salon_reserve (migrations/0005): two round
+// trips per seat (the pre-read and this) instead of seven (BEGIN, four
+// statements, COMMIT apart) or three (the writes, then COMMIT on its own).
 //
-// The booking and its audit record lock only their own new rows. The slot row,
-// the one thing every request for the last seat contends for, is taken LAST, by
-// one conditional UPDATE. Reading booked and writing booked+1 in two steps is what
-// sold the last seat six times: here the database re-checks the condition on the
-// locked row, so of any number of concurrent requests exactly as many succeed as
-// there are seats. It is never retried: 0 rows means the seat went to someone
-// else, and the caller rolls the booking back.
+// The COMMIT runs on the server right after the seat-taking statement, so the
+// slot row's lock, which every request for the last seat queues behind, is held
+// only for the server's own work, never while a network round trip passes
+// between SCF and TencentDB. When the COMMIT came back in a round trip of its
+// own, every seat of a hot slot cost the lock one network round trip; infra/bench
+// measures that form (product-before) against this one, direct and at a distance.
+// A procedure rather than a multi-statement because only a routine can decide on
+// the server (IF, an exit handler that rolls back before the error leaves), and it
+// costs the server the least: parsed once per connection, no INSERT ... SELECT
+// guards, no session variables.
 //
-// The order number is derived from the new id in SQL (booking.OutTradeNo's
-// format: BK and at least twelve digits), so it needs no second round trip.
-//
-// The seat is taken only while the slot is bookable (bookableExpr), so a slot
-// closed or started since the pre-read gives no seat either.
-const reserveSQL = `START TRANSACTION;
-INSERT INTO t_booking (slot_id, openid, status, amount_fen, idem_key, lock_expire, created_at, updated_at)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?);
-SET @salon_book_id = LAST_INSERT_ID();
-UPDATE t_booking SET out_trade_no = CONCAT('BK', LPAD(@salon_book_id, GREATEST(12, LENGTH(@salon_book_id)), '0'))
-	WHERE book_id = @salon_book_id;
-INSERT INTO t_audit (book_id, slot_id, event, from_status, to_status, actor, reason, created_at)
-	VALUES (@salon_book_id, ?, ?, NULL, ?, ?, ?, UTC_TIMESTAMP(6));
-UPDATE t_slot SET booked = booked + 1
-	WHERE slot_id = ? AND ` + bookableExpr
-
-// Positions of reserveSQL's statements in the driver's per-statement results.
-const (
-	reserveInsertStmt = 1
-	reserveSlotStmt   = 5
-	reserveStmts      = 6
-)
+// Inside, the seat is taken FIRST, by one conditional UPDATE. Reading booked and
+// writing booked+1 in two steps is what sold the last seat six times: here the
+// database re-checks the condition on the locked row, so of any number of
+// concurrent requests exactly as many succeed as there are seats. It is never
+// retried. The booking (its order number derived from the new id in SQL:
+// booking.OutTradeNo's format) and its audit record are written only if the
+// UPDATE took a seat, so a request that lost the race writes nothing and its
+// empty transaction releases the slot row at once. The seat is taken only while
+// the slot is bookable (bookableExpr), so a slot closed or started since the
+// pre-read gives no seat either; the answer tells the two apart (a read after the
+// commit): the new booking's id or NULL, and whether the slot is full.
+const reserveSQL = `CALL salon_reserve(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 func (db *DB) reserveTx(ctx context.Context, req booking.ReserveRequest, slot *booking.Slot, now time.Time) (*booking.Booking, error) {
 	status := booking.StatusPending
@@ -246,74 +234,30 @@ func (db *DB) reserveTx(ctx context.Context, req booking.ReserveRequest, slot *b
 	if req.IdemKey != "" {
 		idem = req.IdemKey
 	}
-	args := []driver.NamedValue{
-		{Ordinal: 1, Value: slot.ID}, {Ordinal: 2, Value: req.OpenID}, {Ordinal: 3, Value: int64(status)},
-		{Ordinal: 4, Value: slot.PriceFen}, {Ordinal: 5, Value: idem}, {Ordinal: 6, Value: lockExpire},
-		{Ordinal: 7, Value: now}, {Ordinal: 8, Value: now},
-		{Ordinal: 9, Value: slot.ID}, {Ordinal: 10, Value: booking.EventReserve}, {Ordinal: 11, Value: int64(status)},
-		{Ordinal: 12, Value: booking.ActorCustomer}, {Ordinal: 13, Value: event},
-		{Ordinal: 14, Value: slot.ID}, {Ordinal: 15, Value: int64(db.WindowDays)},
-	}
-
-	conn, err := db.db.Conn(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var id int64
-	taken := false
-	// database/sql cannot see the per-statement results of a multi-statement, so
-	// the transaction is driven on the driver connection itself. It never goes
-	// back to the pool inside a transaction: every path ends in COMMIT or
-	// ROLLBACK, and a connection where neither is certain is discarded
-	// (ErrBadConn), which makes the server roll back.
-	err = conn.Raw(func(dc any) error {
-		ex, ok := dc.(driver.ExecerContext)
-		if !ok {
-			return errors.New("mysql: driver connection cannot execute")
-		}
-		rollback := func(cause error) error {
-			if _, err := ex.ExecContext(context.WithoutCancel(ctx), "ROLLBACK", nil); err != nil {
-				return errors.Join(cause, driver.ErrBadConn)
-			}
-			return cause
-		}
-		res, err := ex.ExecContext(ctx, reserveSQL, args)
-		if err != nil {
-			return rollback(err)
-		}
-		mr, ok := res.(drv.Result)
-		if !ok {
-			return rollback(errors.New("mysql: no per-statement results"))
-		}
-		ids, rows := mr.AllLastInsertIds(), mr.AllRowsAffected()
-		if len(ids) != reserveStmts || len(rows) != reserveStmts {
-			return rollback(errors.New("mysql: reserve: unexpected statement results"))
-		}
-		id = ids[reserveInsertStmt]
-		if rows[reserveSlotStmt] == 0 {
-			return rollback(nil)
-		}
-		if _, err := ex.ExecContext(ctx, "COMMIT", nil); err != nil {
-			// Whether the commit happened is unknown; the connection is dropped.
-			return errors.Join(err, driver.ErrBadConn)
-		}
-		taken = true
-		return nil
-	})
-	// Back to the pool before any further query: whyNotTaken needs a connection,
-	// and holding this one meanwhile can starve a small pool into deadlock.
-	conn.Close()
+	var (
+		id   sql.NullInt64
+		full bool
+	)
+	// Every error rolls back on the server (the procedure's exit handler, or the
+	// server itself when the connection is lost), so the connection goes back to
+	// the pool clean whatever happens.
+	err := db.db.QueryRowContext(ctx, reserveSQL, slot.ID, db.WindowDays, req.OpenID, int64(status), slot.PriceFen, idem,
+		lockExpire, now, booking.EventReserve, booking.ActorCustomer, event).Scan(&id, &full)
 	if k := dupKey(err); k != "" {
+		// The customer's own concurrent request got there first.
 		return nil, booking.Errorf(booking.EACTIVEBOOKINGEXISTS, "insert: duplicate %s", k)
 	} else if err != nil {
 		return nil, err
 	}
-	if !taken {
-		return nil, whyNotTaken(ctx, db.db, slot.ID)
+	switch {
+	case !id.Valid && full:
+		return nil, booking.Errorf(booking.ESOLDOUT, "slot %d full", slot.ID)
+	case !id.Valid:
+		return nil, booking.Errorf(booking.ESLOTNOTBOOKABLE, "slot %d closed or started meanwhile", slot.ID)
 	}
 	return &booking.Booking{
-		ID: id, SlotID: slot.ID, OpenID: req.OpenID, Status: status, AmountFen: slot.PriceFen,
-		OutTradeNo: booking.OutTradeNo(id), IdemKey: req.IdemKey, LockExpire: lockExpire,
+		ID: id.Int64, SlotID: slot.ID, OpenID: req.OpenID, Status: status, AmountFen: slot.PriceFen,
+		OutTradeNo: booking.OutTradeNo(id.Int64), IdemKey: req.IdemKey, LockExpire: lockExpire,
 		CreatedAt: now, UpdatedAt: now, StartAt: slot.StartAt, EndAt: slot.EndAt,
 	}, nil
 }

@@ -78,13 +78,11 @@ func Config(dsn string) (*mysql.Config, error) {
 	cfg.ParseTime = true
 	cfg.Loc = time.UTC
 	cfg.InterpolateParams = true
-	// Reserve sends its whole write as one multi-statement round trip
-	// (reserveSQL). Every statement text is a constant and every value is
-	// escaped by the driver in a character set where escaping holds (above), so
-	// this widens nothing an input could reach. It is on for the whole pool
-	// rather than a second pool for reserve alone: a second pool would double
-	// the connections each instance may hold against max_connections.
-	cfg.MultiStatements = true
+	// No multi-statements, whatever the DSN asks: nothing in the store sends
+	// two statements in one round trip (the reservation's write is one CALL,
+	// reserveSQL), and without them a value that escaped its string, had the
+	// escaping ever failed (above), could not start a statement of its own.
+	cfg.MultiStatements = false
 	if cfg.Params == nil {
 		cfg.Params = map[string]string{}
 	}

@@ -11,6 +11,12 @@ const (
 
 var SeatHoldingSQLForTest = seatHoldingSQL
 
+// ReserveSQLForTest calls the reservation's stored procedure.
+const ReserveSQLForTest = reserveSQL
+
+// SplitStatementsForTest is how Migrate cuts a migration into statements.
+var SplitStatementsForTest = splitStatements
+
 // OpenConfigForTest opens a store on a driver configuration as given, without
 // Config's checks: TestCharsetProof uses it to show what those checks prevent.
 func OpenConfigForTest(cfg *drv.Config, opt Options) (*DB, error) { return openConfig(cfg, opt) }

@@ -90,20 +90,27 @@ func (db *DB) MigrateTo(ctx context.Context, last string) error {
 	return nil
 }
 
-// splitStatements splits a migration on semicolons that end a line, dropping
-// comment lines. Migrations contain no procedures, so this is enough.
+// splitStatements splits a migration into statements: each ends with the
+// delimiter at the end of a line, ";" unless a "DELIMITER x" line (the mysql
+// client's own directive) changed it, as a stored routine's body, whose
+// statements end in ";", needs. Comment lines are dropped.
 func splitStatements(sqlText string) []string {
 	var out []string
 	var cur strings.Builder
+	delimiter := ";"
 	for _, line := range strings.Split(sqlText, "\n") {
 		trimmed := strings.TrimSpace(line)
 		if trimmed == "" || strings.HasPrefix(trimmed, "--") {
 			continue
 		}
+		if d, ok := cutPrefixFold(trimmed, "DELIMITER "); ok && cur.Len() == 0 {
+			delimiter = strings.TrimSpace(d)
+			continue
+		}
 		cur.WriteString(line)
 		cur.WriteString("\n")
-		if strings.HasSuffix(trimmed, ";") {
-			stmt := strings.TrimSuffix(strings.TrimSpace(cur.String()), ";")
+		if strings.HasSuffix(trimmed, delimiter) {
+			stmt := strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(cur.String()), delimiter))
 			out = append(out, stmt)
 			cur.Reset()
 		}
@@ -112,4 +119,12 @@ func splitStatements(sqlText string) []string {
 		out = append(out, s)
 	}
 	return out
+}
+
+// cutPrefixFold is strings.CutPrefix ignoring ASCII case.
+func cutPrefixFold(s, prefix string) (string, bool) {
+	if len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix) {
+		return s[len(prefix):], true
+	}
+	return s, false
 }

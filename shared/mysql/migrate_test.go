@@ -95,3 +95,37 @@ func TestMigrateAPopulatedV1Database(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A migration is cut at the delimiter that ends a line: ";" until a DELIMITER
+// line changes it, as a stored routine's body (whose statements end in ";")
+// needs; comment lines are dropped.
+func TestSplitStatementsHonoursDelimiter(t *testing.T) {
+	got := mysql.SplitStatementsForTest(`-- a comment
+CREATE TABLE a (id INT);
+DROP PROCEDURE IF EXISTS p;
+
+DELIMITER //
+CREATE PROCEDURE p()
+BEGIN
+  -- inside
+  SELECT 1;
+  SELECT 2;
+END //
+delimiter ;
+INSERT INTO a VALUES (1);
+`)
+	want := []string{
+		"CREATE TABLE a (id INT)",
+		"DROP PROCEDURE IF EXISTS p",
+		"CREATE PROCEDURE p()\nBEGIN\n  SELECT 1;\n  SELECT 2;\nEND",
+		"INSERT INTO a VALUES (1)",
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %d statements %q, want %d", len(got), got, len(want))
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("statement %d: %q, want %q", i, got[i], want[i])
+		}
+	}
+}

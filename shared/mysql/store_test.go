@@ -2,6 +2,7 @@ package mysql_test
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -105,6 +106,73 @@ func TestOneCustomerTwentySlotsAtOnce(t *testing.T) {
 		t.Fatalf("ok=%d active=%d, want 1 and 19", ok.Load(), active.Load())
 	}
 	mysqltest.CheckInvariant(t, db)
+}
+
+// A request that loses the last seat learns it from the seat-taking statement,
+// before it writes anything: of 130, one booking and one audit record exist.
+func TestLosersOfTheLastSeatWriteNothing(t *testing.T) {
+	t.Parallel()
+	db := mysqltest.New(t)
+	slot := mysqltest.AddSlot(t, db, 24*time.Hour, 1, 5000)
+	codes := burst(t, db, slot, 130, "loser")
+	if codes[""] != 1 || codes[booking.ESOLDOUT] != 129 {
+		t.Fatalf("answers %v, want 1 success and 129 SOLD_OUT", codes)
+	}
+	if b, a := countRows(t, db, "t_booking"), countRows(t, db, "t_audit"); b != 1 || a != 1 {
+		t.Fatalf("%d bookings and %d audit records, want 1 and 1", b, a)
+	}
+	mysqltest.CheckInvariant(t, db)
+}
+
+// When the customer's own concurrent request wins, the reserve's batch stops at
+// the booking's unique key with its transaction open; it must be rolled back on
+// that connection, so none goes back to the pool inside a transaction.
+func TestACustomerRacingThemselvesLeavesNoTransactionOpen(t *testing.T) {
+	t.Parallel()
+	db := mysqltest.New(t)
+	const conns = 8
+	db.SQL().SetMaxOpenConns(conns)
+	var slots []int64
+	for i := 0; i < 4*conns; i++ {
+		slots = append(slots, mysqltest.AddSlot(t, db, time.Duration(24+i)*time.Hour, 2, 5000))
+	}
+	var ok, active atomic.Int32
+	race(len(slots), func(i int) {
+		_, _, err := db.Reserve(ctx, booking.ReserveRequest{OpenID: "dana", SlotID: slots[i]})
+		switch booking.ErrorCode(err) {
+		case "":
+			ok.Add(1)
+		case booking.EACTIVEBOOKINGEXISTS:
+			active.Add(1)
+		default:
+			t.Errorf("unexpected: %v", err)
+		}
+	})
+	if ok.Load() != 1 || int(active.Load()) != len(slots)-1 {
+		t.Fatalf("ok=%d active=%d, want 1 and %d", ok.Load(), active.Load(), len(slots)-1)
+	}
+	mysqltest.CheckInvariant(t, db)
+	// Hold every connection of the pool at once and ask each.
+	held := make([]*sql.Conn, 0, conns)
+	defer func() {
+		for _, c := range held {
+			c.Close()
+		}
+	}()
+	for range conns {
+		c, err := db.SQL().Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, c)
+		var inTx int
+		if err := c.QueryRowContext(ctx, `SELECT @@in_transaction`).Scan(&inTx); err != nil {
+			t.Fatal(err)
+		}
+		if inTx != 0 {
+			t.Fatal("a pooled connection is inside a transaction")
+		}
+	}
 }
 
 func TestIdempotencyKeyTwentyAtOnce(t *testing.T) {

@@ -2,6 +2,7 @@ package mysql_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -64,6 +65,68 @@ func TestBookableSQLMatchesTheDomain(t *testing.T) {
 	if n != len(ids) {
 		t.Fatalf("compared %d slots, made %d", n, len(ids))
 	}
+}
+
+// TestReserveProcedureTakesSeatsOnlyWhenBookable: the stored procedure that
+// takes the seat spells "bookable" exactly as the store does (the Go constant
+// with its parameter named), and called directly, past the pre-read, as a
+// request that lost a race would reach it, it takes no seat of a slot that is
+// closed, started, outside the window or full, and writes nothing.
+func TestReserveProcedureTakesSeatsOnlyWhenBookable(t *testing.T) {
+	t.Parallel()
+	db := mysqltest.New(t)
+	var body string
+	if err := db.SQL().QueryRow(`SELECT ROUTINE_DEFINITION FROM information_schema.ROUTINES
+		WHERE ROUTINE_SCHEMA = DATABASE() AND ROUTINE_NAME = 'salon_reserve'`).Scan(&body); err != nil {
+		t.Fatal(err)
+	}
+	if want := strings.ReplaceAll(mysql.BookableExprForTest, "?", "p_window_days"); !strings.Contains(body, want) {
+		t.Errorf("salon_reserve does not take the seat on %s", want)
+	}
+
+	closed := mysqltest.AddSlot(t, db, 24*time.Hour, 3, 5000)
+	started := mysqltest.AddSlot(t, db, -time.Minute, 3, 5000)
+	tooFar := mysqltest.AddSlot(t, db, time.Duration(db.WindowDays+1)*24*time.Hour, 3, 5000)
+	full := mysqltest.AddSlot(t, db, 25*time.Hour, 1, 5000)
+	free := mysqltest.AddSlot(t, db, 26*time.Hour, 1, 5000)
+	if _, err := db.SQL().Exec(`UPDATE t_slot SET is_open = 0 WHERE slot_id = ?`, closed); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := db.Reserve(ctx, booking.ReserveRequest{OpenID: "o-first", SlotID: full}); err != nil {
+		t.Fatal(err)
+	}
+	call := func(slot int64, openid string) (id *int64, isFull bool) {
+		t.Helper()
+		if err := db.SQL().QueryRow(mysql.ReserveSQLForTest, slot, db.WindowDays, openid, booking.StatusPending, 5000, nil,
+			time.Now().UTC().Add(time.Hour), time.Now().UTC(), booking.EventReserve, booking.ActorCustomer, "hold").Scan(&id, &isFull); err != nil {
+			t.Fatal(err)
+		}
+		return id, isFull
+	}
+	for _, tc := range []struct {
+		name string
+		slot int64
+		full bool
+	}{{"closed", closed, false}, {"started", started, false}, {"outside the window", tooFar, false}, {"full", full, true}} {
+		if id, isFull := call(tc.slot, "o-"+tc.name); id != nil || isFull != tc.full {
+			t.Errorf("%s slot: booking %v, full %v; want none, full %v", tc.name, id, isFull, tc.full)
+		}
+	}
+	var bookings, audits int
+	db.SQL().QueryRow(`SELECT (SELECT COUNT(*) FROM t_booking), (SELECT COUNT(*) FROM t_audit WHERE book_id IS NOT NULL)`).Scan(&bookings, &audits)
+	if bookings != 1 || audits != 1 {
+		t.Fatalf("refused calls wrote: %d bookings and %d audit records, want the first customer's 1 and 1", bookings, audits)
+	}
+	id, _ := call(free, "o-free")
+	if id == nil {
+		t.Fatal("a bookable slot gave no seat")
+	}
+	var tradeNo string
+	db.SQL().QueryRow(`SELECT out_trade_no FROM t_booking WHERE book_id = ?`, *id).Scan(&tradeNo)
+	if tradeNo != booking.OutTradeNo(*id) {
+		t.Errorf("order number %q, want %q", tradeNo, booking.OutTradeNo(*id))
+	}
+	mysqltest.CheckInvariant(t, db)
 }
 
 // TestStatusListsMatchTheDomain checks the schema against booking's lists: the

@@ -103,7 +103,7 @@ func StartServer(tb testing.TB, opt ServerOptions) *Server {
 		for _, q := range []string{
 			"CREATE USER '" + AppUser + "'@'" + host + "'",
 			"GRANT SELECT, INSERT, UPDATE, DELETE, CREATE, DROP, INDEX, ALTER, REFERENCES, LOCK TABLES, " +
-				"CREATE TEMPORARY TABLES ON *.* TO '" + AppUser + "'@'" + host + "'",
+				"CREATE TEMPORARY TABLES, CREATE ROUTINE, ALTER ROUTINE, EXECUTE ON *.* TO '" + AppUser + "'@'" + host + "'",
 		} {
 			if _, err := admin.Exec(q); err != nil {
 				tb.Fatalf("private server: %s: %v", q, err)
