@@ -212,6 +212,11 @@ var seatHoldingSQL = statusList(booking.SeatHolding)
 const (
 	errDeadlock        = 1213 // the server rolled this transaction back to break a deadlock
 	errLockWaitTimeout = 1205
+	// errAutoIncRead: InnoDB could not hand out an AUTO_INCREMENT value, seen
+	// when another session waiting on the table's auto-increment lock is killed
+	// (the stress test's killed connections found it). The statement failed,
+	// nothing was written, and the transaction can run again.
+	errAutoIncRead = 1467
 	errDupEntry        = 1062
 	errCheckViolation  = 4025 // MariaDB: CONSTRAINT failed
 	errCheckViolation8 = 3819 // MySQL 8.0: Check constraint is violated
@@ -224,14 +229,15 @@ const (
 const deadlockRetries = 3
 
 // retryDeadlock runs tx, a whole transaction, again when the server rolled it
-// back as a deadlock's victim or after a lock wait timed out.
+// back as a deadlock's victim, a lock wait timed out, or an auto-increment value
+// could not be read: contention that passes, where running again is safe.
 func retryDeadlock(tx func() error) error {
 	var err error
 	for attempt := 0; attempt < deadlockRetries; attempt++ {
 		if err = tx(); err == nil {
 			return nil
 		}
-		if n := mysqlErrNo(err); n != errDeadlock && n != errLockWaitTimeout {
+		if n := mysqlErrNo(err); n != errDeadlock && n != errLockWaitTimeout && n != errAutoIncRead {
 			return err
 		}
 	}

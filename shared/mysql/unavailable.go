@@ -28,6 +28,7 @@ var unavailableErrNo = map[uint16]bool{
 	// transaction was rolled back whole and the client may simply try again.
 	1205: true, // ER_LOCK_WAIT_TIMEOUT
 	1213: true, // ER_LOCK_DEADLOCK
+	1467: true, // ER_AUTOINC_READ_FAILED: the engine could not hand out an id just now
 }
 
 // Classify gives a failure to reach the database its code: an error that says

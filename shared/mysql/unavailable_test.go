@@ -26,6 +26,8 @@ func TestClassify(t *testing.T) {
 		{"max_user_connections", &drv.MySQLError{Number: 1203, Message: "User root already has more than 'max_user_connections' active connections"}, booking.EUNAVAILABLE},
 		{"shutdown", &drv.MySQLError{Number: 1053, Message: "Server shutdown in progress"}, booking.EUNAVAILABLE},
 		{"killed", &drv.MySQLError{Number: 1927, Message: "Connection was killed"}, booking.EUNAVAILABLE},
+		{"deadlock that persisted", &drv.MySQLError{Number: 1213, Message: "Deadlock found when trying to get lock"}, booking.EUNAVAILABLE},
+		{"auto-increment not readable", &drv.MySQLError{Number: 1467, Message: "Failed to read auto-increment value from storage engine"}, booking.EUNAVAILABLE},
 		{"refused", dial, booking.EUNAVAILABLE},
 		{"refused, wrapped", fmt.Errorf("find slot: %w", dial), booking.EUNAVAILABLE},
 		{"i/o timeout", &net.OpError{Op: "dial", Net: "tcp", Err: timeoutErr{}}, booking.EUNAVAILABLE},
