@@ -216,7 +216,7 @@ const (
 	// when another session waiting on the table's auto-increment lock is killed
 	// (the stress test's killed connections found it). The statement failed,
 	// nothing was written, and the transaction can run again.
-	errAutoIncRead = 1467
+	errAutoIncRead     = 1467
 	errDupEntry        = 1062
 	errCheckViolation  = 4025 // MariaDB: CONSTRAINT failed
 	errCheckViolation8 = 3819 // MySQL 8.0: Check constraint is violated
