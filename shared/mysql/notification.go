@@ -22,12 +22,19 @@ func enqueueNotification(ctx context.Context, q querier, bookingID int64, kind b
 // this exactly once per booking however many runs overlap. It reports how many it
 // wrote.
 func (db *DB) EnqueueReminders(ctx context.Context, remindBefore time.Duration) (int, error) {
-	res, err := db.db.ExecContext(ctx, `INSERT INTO t_notification (book_id, kind, openid, status, next_at, created_at)
+	return enqueueReminders(ctx, db.db, remindBefore, 0)
+}
+
+// enqueueReminders writes the due reminders of confirmed bookings: of one
+// booking (inside the transaction that confirms it), or of all (bookingID 0).
+func enqueueReminders(ctx context.Context, q querier, remindBefore time.Duration, bookingID int64) (int, error) {
+	res, err := q.ExecContext(ctx, `INSERT INTO t_notification (book_id, kind, openid, status, next_at, created_at)
 		SELECT b.book_id, ?, b.openid, ?, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6)
 		FROM t_booking b JOIN t_slot s ON s.slot_id = b.slot_id
-		WHERE b.status = ? AND s.start_at > UTC_TIMESTAMP(6) AND s.start_at <= UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND
+		WHERE b.status = ? AND (? = 0 OR b.book_id = ?)
+		  AND s.start_at > UTC_TIMESTAMP(6) AND s.start_at <= UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND
 		ON DUPLICATE KEY UPDATE notification_id = notification_id`,
-		booking.NotifyReminder, booking.NotificationPending, booking.StatusConfirmed, remindBefore.Microseconds())
+		booking.NotifyReminder, booking.NotificationPending, booking.StatusConfirmed, bookingID, bookingID, remindBefore.Microseconds())
 	if err != nil {
 		return 0, err
 	}

@@ -40,12 +40,8 @@ func (db *DB) enqueueChangeNotifications(ctx context.Context, tx *sql.Tx, c book
 		if err := enqueueNotification(ctx, tx, c.BookingID, booking.NotifyConfirmed); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO t_notification (book_id, kind, openid, status, next_at, created_at)
-			SELECT b.book_id, ?, b.openid, ?, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6)
-			FROM t_booking b JOIN t_slot s ON s.slot_id = b.slot_id
-			WHERE b.book_id = ? AND s.start_at > UTC_TIMESTAMP(6) AND s.start_at <= UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND
-			ON DUPLICATE KEY UPDATE notification_id = notification_id`,
-			booking.NotifyReminder, booking.NotificationPending, c.BookingID, db.RemindBefore.Microseconds())
+		// The booking's status is already confirmed in this transaction.
+		_, err := enqueueReminders(ctx, tx, db.RemindBefore, c.BookingID)
 		return err
 	case c.To == booking.StatusCancelled && c.Actor == booking.ActorSalon:
 		return enqueueNotification(ctx, tx, c.BookingID, booking.NotifyCancelled)

@@ -24,9 +24,6 @@ const (
 	notifyNowLimit  = 5
 	// notifyLease keeps a claimed notification away from other senders.
 	notifyLease = time.Minute
-	// notifyRetryBase and notifyRetryMax bound the backoff between attempts.
-	notifyRetryBase = time.Minute
-	notifyRetryMax  = time.Hour
 )
 
 // notifyNow sends a few due notifications right after a change, within a short
@@ -79,7 +76,7 @@ func (s *Service) sendNotifications(ctx context.Context, stopAt time.Time, limit
 				err = s.Store.FinishNotification(rctx, n.ID, booking.NotificationFailed, err.Error())
 			default:
 				log.Warn("notification failed; retried later", "booking_id", n.BookingID, "kind", string(n.Kind), "err", err.Error())
-				err = s.Store.RetryNotification(rctx, n.ID, notifyBackoff(n.Attempts+1), err.Error())
+				err = s.Store.RetryNotification(rctx, n.ID, retryBackoff(n.Attempts+1), err.Error())
 			}
 			if err != nil {
 				log.Warn("notifications: recording an outcome failed; the lease ends and it is tried again", "err", err.Error())
@@ -89,13 +86,16 @@ func (s *Service) sendNotifications(ctx context.Context, stopAt time.Time, limit
 	return sent
 }
 
-// notifyBackoff is the wait before the next attempt after `attempts` failures.
-func notifyBackoff(attempts int) time.Duration {
-	d := notifyRetryBase
-	for i := 1; i < attempts && d < notifyRetryMax; i++ {
+// retryBackoff is the wait before the next attempt of a refund request, a
+// refund query or a notification after `attempts` failures: 1, 2, 4 ... minutes,
+// at most an hour, so one that keeps failing moves behind the others.
+func retryBackoff(attempts int) time.Duration {
+	const first, most = time.Minute, time.Hour
+	d := first
+	for i := 1; i < attempts && d < most; i++ {
 		d *= 2
 	}
-	return min(d, notifyRetryMax)
+	return min(d, most)
 }
 
 // JoinWaitlist puts the customer in line for a full slot (see

@@ -3,7 +3,6 @@ package service
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"salon/shared/booking"
 	"salon/shared/wechatpay"
@@ -138,26 +137,10 @@ func (s *Service) refundPayment(ctx context.Context, b *booking.Booking, p booki
 	return OutcomeRefunded, nil
 }
 
-// refundRetryBase and refundRetryMax bound the backoff of a refund request or
-// query that failed: 1, 2, 4 ... minutes, at most an hour apart.
-const (
-	refundRetryBase = time.Minute
-	refundRetryMax  = time.Hour
-)
-
-// refundBackoff is the wait before the next attempt after `attempts` failures.
-func refundBackoff(attempts int) time.Duration {
-	d := refundRetryBase
-	for i := 1; i < attempts && d < refundRetryMax; i++ {
-		d *= 2
-	}
-	return min(d, refundRetryMax)
-}
-
 // deferRefund pushes a refund's next attempt back after a failure, so that it
 // moves behind the refunds that are due before it.
 func (s *Service) deferRefund(ctx context.Context, b *booking.Booking) {
-	if err := s.Store.DeferRefund(ctx, b.ID, refundBackoff(b.Refund.Attempts+1)); err != nil {
+	if err := s.Store.DeferRefund(ctx, b.ID, retryBackoff(b.Refund.Attempts+1)); err != nil {
 		s.logger(ctx).Warn("deferring a refund failed; the next run takes it again", "booking_id", b.ID, "err", err.Error())
 	}
 }

@@ -56,9 +56,11 @@ const (
 	outcomeLost                            // a notification or a cancel changed it meanwhile
 )
 
-// Release is one run of the timer: it releases expired holds, retries refunds
-// WeChat has not accepted yet, checks every future slot for drift, and ships the
-// audit trail. Runs may overlap and repeat (SCF retries a failed run while the next
+// Release is one run of the timer: it releases expired holds, marks the no-shows
+// that fell due, settles the refunds that are due (asks again, or queries),
+// drops the waitlists of started slots, writes the reminders that fell due and
+// sends the notifications waiting in the outbox, checks every future slot for
+// drift, and ships the audit trail. Runs may overlap and repeat (SCF retries a failed run while the next
 // ticks fire); each booking is leased to one run, and every change is conditional,
 // so an overlap can neither release a booking twice nor lose a seat.
 func (s *Service) Release(ctx context.Context) (sum Summary, err error) {

@@ -376,6 +376,12 @@ func (s *Service) Ping(ctx context.Context) error { return s.Store.Ping(ctx) }
 // Schedule returns the slots starting in [from, to), each with whether it can be
 // booked now.
 func (s *Service) Schedule(ctx context.Context, from, to time.Time) ([]booking.SlotView, error) {
+	return s.Store.ListSlots(ctx, from, to)
+}
+
+// ScheduleWithWaitlists is Schedule with each slot's waitlist length, for the
+// salon's week (the public schedule does not show it, so it does not pay for it).
+func (s *Service) ScheduleWithWaitlists(ctx context.Context, from, to time.Time) ([]booking.SlotView, error) {
 	vs, err := s.Store.ListSlots(ctx, from, to)
 	if err != nil || len(vs) == 0 {
 		return vs, err

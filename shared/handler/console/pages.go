@@ -350,7 +350,7 @@ func (c *Console) week(q *req) (*apigw.Response, error) {
 		return nil, err
 	}
 	to := from.AddDate(0, 0, 7)
-	slots, err := q.d.Svc.Schedule(q.ctx, from, to)
+	slots, err := q.d.Svc.ScheduleWithWaitlists(q.ctx, from, to)
 	if err != nil {
 		return nil, err
 	}
