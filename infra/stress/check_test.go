@@ -248,7 +248,7 @@ func (m *model) checkAudit(bs map[int64]*dbBooking, audits []dbAudit) {
 			if st := b.refundStatus.String; st != string(booking.RefundPending) {
 				found := false
 				for reason := range refundEvents {
-					found = found || strings.HasPrefix(reason, "refund "+st)
+					found = found || strings.HasPrefix(reason, service.RefundReason(booking.RefundStatus(st), ""))
 				}
 				if !found {
 					s.violate("booking %d: refund is %s, the audit never says so", id, st)

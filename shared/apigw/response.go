@@ -33,6 +33,7 @@ var statusOf = map[string]int{
 	booking.ELATECANCEL:          http.StatusConflict,
 	booking.ESEATSAVAILABLE:      http.StatusConflict,
 	booking.EWAITLISTLIMIT:       http.StatusConflict,
+	booking.ETOOEARLY:            http.StatusConflict,
 	booking.EUNAVAILABLE:         http.StatusServiceUnavailable,
 }
 

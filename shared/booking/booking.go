@@ -140,6 +140,31 @@ func (b *Booking) CancelFreeUntil(freeHours int) time.Time {
 	return b.StartAt.Add(-time.Duration(freeHours) * time.Hour)
 }
 
+// CheckInOpens is the first moment the salon can check in this booking when it
+// is confirmed: opensBefore (CHECKIN_OPENS_BEFORE) before its slot starts.
+func (b *Booking) CheckInOpens(opensBefore time.Duration) time.Time {
+	return b.StartAt.Add(-opensBefore)
+}
+
+// CanCheckIn reports whether the salon's check-in of the booking is accepted at
+// now: a confirmed booking once check-in opens, a no-show any time (the staff
+// forgot to press the button).
+func (b *Booking) CanCheckIn(now time.Time, opensBefore time.Duration) bool {
+	switch b.Status {
+	case StatusConfirmed:
+		return !now.Before(b.CheckInOpens(opensBefore))
+	case StatusNoShow:
+		return true
+	}
+	return false
+}
+
+// CanMarkNoShow reports whether the salon may mark the booking a no-show at
+// now: a confirmed booking whose slot has started.
+func (b *Booking) CanMarkNoShow(now time.Time) bool {
+	return b.Status == StatusConfirmed && !b.StartAt.After(now)
+}
+
 // Paid reports whether a verified payment is recorded on the booking.
 func (b *Booking) Paid() bool { return b.TransactionID != "" }
 

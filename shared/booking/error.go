@@ -24,6 +24,9 @@ const (
 	ELATECANCEL          = "LATE_CANCEL"
 	ESEATSAVAILABLE      = "SEATS_AVAILABLE"
 	EWAITLISTLIMIT       = "WAITLIST_LIMIT"
+	// ETOOEARLY: the salon asked for check-in before it opens
+	// (CHECKIN_OPENS_BEFORE) or for a no-show before the slot started.
+	ETOOEARLY = "TOO_EARLY"
 	// EUNAVAILABLE: the database did not answer or refused the connection (it
 	// is down, restarting, unreachable, or out of connections). Nothing was
 	// changed that the caller cannot see; trying again later is safe.
@@ -47,6 +50,7 @@ var customerMessages = map[string]string{
 	ELATECANCEL:          "距开始时间太近，现在取消将不退还定金；确认取消请选择放弃定金",
 	ESEATSAVAILABLE:      "这个时段还有空位，请直接预约",
 	EWAITLISTLIMIT:       "最多同时候补3个时段",
+	ETOOEARLY:            "还没到时间，现在不能这样操作",
 	EUNAVAILABLE:         "服务繁忙，请稍后再试",
 }
 

@@ -12,6 +12,10 @@ var (
 	ErrNoSubscription = errors.New("the customer has no subscription for this message")
 	// ErrNotificationOff: no template is configured for this kind.
 	ErrNotificationOff = errors.New("no template is configured for this kind of message")
+	// ErrUndeliverable: WeChat refused the message for a reason no retry can
+	// mend (a wrong openid, template or page, a keyword value it rejects), so it
+	// is recorded as failed at once instead of being retried for 24 hours.
+	ErrUndeliverable = errors.New("WeChat refused the message for good")
 )
 
 // NotificationKind names a message the customer receives (a WeChat subscribe
@@ -40,6 +44,37 @@ type Notification struct {
 	// The booking's facts the message's template may name.
 	StartAt, EndAt time.Time
 	AmountFen      int64
+	// BookingStatus is the booking's status when the notification was claimed:
+	// a message is sent only while it is still true (see StillTrue).
+	BookingStatus Status
+}
+
+// announces is the status a notification's booking must still be in for the
+// message to be true: "confirmed" and "reminder" speak of a confirmed booking,
+// "waitlist" of an offer still waiting to be accepted, "cancelled" of a
+// cancelled one.
+var announces = map[NotificationKind]Status{
+	NotifyConfirmed: StatusConfirmed,
+	NotifyReminder:  StatusConfirmed,
+	NotifyWaitlist:  StatusPending,
+	NotifyCancelled: StatusCancelled,
+}
+
+// beforeStartOnly are the kinds that mean nothing once the slot has started: a
+// reminder of an appointment under way, an offer of a seat nobody can take.
+var beforeStartOnly = map[NotificationKind]bool{NotifyReminder: true, NotifyWaitlist: true}
+
+// StillTrue reports whether the notification still says something true at now
+// (the database's clock): its booking is still in the state it announces and,
+// for reminders and offers, the slot has not started. A message that is no
+// longer true (a "confirmed" for a booking cancelled meanwhile, an offer
+// withdrawn) is dropped as off, never sent late.
+func (n Notification) StillTrue(now time.Time) bool {
+	want, ok := announces[n.Kind]
+	if !ok || n.BookingStatus != want {
+		return false
+	}
+	return !beforeStartOnly[n.Kind] || now.Before(n.StartAt)
 }
 
 // NotificationStatus is where a notification stands in the outbox.

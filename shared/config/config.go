@@ -28,16 +28,17 @@ import (
 
 // Defaults, as the configuration table in functions/README.md lists them.
 const (
-	DefaultMySQLDSN          = "root@tcp(127.0.0.1:3306)/salon"
-	DefaultShopTZ            = "Asia/Shanghai"
-	DefaultLockTTL           = 15 * time.Minute
-	DefaultBookingWindowDays = 14
-	DefaultWXAPIBase         = "https://api.weixin.qq.com"
-	DefaultCancelFreeHours   = 2
-	DefaultNoShowGrace       = 30 * time.Minute
-	DefaultRefundQueryAfter  = 5 * time.Minute
-	DefaultRemindBefore      = 3 * time.Hour
-	DefaultShopName          = "美甲店"
+	DefaultMySQLDSN           = "root@tcp(127.0.0.1:3306)/salon"
+	DefaultShopTZ             = "Asia/Shanghai"
+	DefaultLockTTL            = 15 * time.Minute
+	DefaultBookingWindowDays  = 14
+	DefaultWXAPIBase          = "https://api.weixin.qq.com"
+	DefaultCancelFreeHours    = 2
+	DefaultNoShowGrace        = 30 * time.Minute
+	DefaultRefundQueryAfter   = 5 * time.Minute
+	DefaultRemindBefore       = 3 * time.Hour
+	DefaultCheckinOpensBefore = 2 * time.Hour
+	DefaultShopName           = "美甲店"
 
 	// MinSessionSecretBytes matches session.MinSecretBytes: the HMAC-SHA256 key must
 	// carry at least as many bytes as the hash.
@@ -86,6 +87,9 @@ type Config struct {
 	RemindBefore time.Duration
 	// ShopName is the salon's name in messages and the console.
 	ShopName string
+	// CheckinOpensBefore: how long before its slot starts a confirmed booking
+	// can be checked in.
+	CheckinOpensBefore time.Duration
 
 	// Dev is SALON_DEV=1: local development, where the published development
 	// secrets and a short ADMIN_TOKEN are accepted.
@@ -98,15 +102,16 @@ type Config struct {
 
 func defaults() *Config {
 	return &Config{
-		MySQLDSN:          DefaultMySQLDSN,
-		LockTTL:           DefaultLockTTL,
-		BookingWindowDays: DefaultBookingWindowDays,
-		WXAPIBase:         DefaultWXAPIBase,
-		CancelFreeHours:   DefaultCancelFreeHours,
-		NoShowGrace:       DefaultNoShowGrace,
-		RefundQueryAfter:  DefaultRefundQueryAfter,
-		RemindBefore:      DefaultRemindBefore,
-		ShopName:          DefaultShopName,
+		MySQLDSN:           DefaultMySQLDSN,
+		LockTTL:            DefaultLockTTL,
+		BookingWindowDays:  DefaultBookingWindowDays,
+		WXAPIBase:          DefaultWXAPIBase,
+		CancelFreeHours:    DefaultCancelFreeHours,
+		NoShowGrace:        DefaultNoShowGrace,
+		RefundQueryAfter:   DefaultRefundQueryAfter,
+		RemindBefore:       DefaultRemindBefore,
+		ShopName:           DefaultShopName,
+		CheckinOpensBefore: DefaultCheckinOpensBefore,
 	}
 }
 
@@ -199,6 +204,7 @@ var settings = []setting{
 	{"REFUND_QUERY_AFTER", duration(func(c *Config) *time.Duration { return &c.RefundQueryAfter }, false)},
 	{"REMIND_BEFORE", duration(func(c *Config) *time.Duration { return &c.RemindBefore }, false)},
 	{"SHOP_NAME", text(func(c *Config) *string { return &c.ShopName })},
+	{"CHECKIN_OPENS_BEFORE", duration(func(c *Config) *time.Duration { return &c.CheckinOpensBefore }, false)},
 }
 
 // The shapes of value most settings take.

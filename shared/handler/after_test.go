@@ -40,8 +40,9 @@ func TestNoShowAndLateCheckIn(t *testing.T) {
 	id := s.paidBooking("o-ns", slot)
 
 	before := s.dbState()
-	s.wantError(s.admin("noshow", id), 409, booking.EINVALIDSTATE)
-	s.unchanged(before, "a no-show before the start")
+	s.wantError(s.admin("noshow", id), 409, booking.ETOOEARLY)
+	s.wantError(s.admin("checkin", id), 409, booking.ETOOEARLY)
+	s.unchanged(before, "a no-show and a check-in before they open")
 	s.wantError(s.call("POST", "/admin/bookings/"+itoa64(id)+"/noshow", "", nil), 401, booking.EUNAUTHORIZED)
 	s.wantError(s.admin("noshow", 999999), 404, booking.ENOTFOUND)
 

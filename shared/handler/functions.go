@@ -28,12 +28,14 @@ var (
 	loginFunction   = wire.Function{Name: "login", Settings: settingList("SHOP_TZ", "SESSION_SECRET", "WX_APPID", "WX_APPSECRET", "WX_API_BASE")}
 	reserveFunction = wire.Function{Name: "reserve", Settings: joinSettings(storeSettings, weChatPaySettings,
 		settingList("SHOP_TZ", "SESSION_SECRET", "NO_SHOW_LIMIT", "CANCEL_FREE_HOURS"))}
+	// NO_SHOW_LIMIT is also the rule of every waitlist offer, made wherever a
+	// seat comes free: a cancel, the salon's changes, an expiry in the release run.
 	cancelFunction = wire.Function{Name: "cancel", Settings: joinSettings(storeSettings, weChatPaySettings,
-		settingList("SHOP_TZ", "SESSION_SECRET", "CANCEL_FREE_HOURS"))}
+		settingList("SHOP_TZ", "SESSION_SECRET", "CANCEL_FREE_HOURS", "NO_SHOW_LIMIT"))}
 	adminFunction = wire.Function{Name: "admin", Settings: joinSettings(storeSettings, weChatPaySettings,
-		settingList("SHOP_TZ", "ADMIN_TOKEN", "CANCEL_FREE_HOURS", "SHOP_NAME"))}
+		settingList("SHOP_TZ", "ADMIN_TOKEN", "CANCEL_FREE_HOURS", "SHOP_NAME", "NO_SHOW_LIMIT", "CHECKIN_OPENS_BEFORE"))}
 	payNotifyFunction = wire.Function{Name: "paynotify", Settings: joinSettings(storeSettings, weChatPaySettings)}
-	releaseFunction   = wire.Function{Name: "release", Settings: joinSettings(storeSettings, weChatPaySettings)}
+	releaseFunction   = wire.Function{Name: "release", Settings: joinSettings(storeSettings, weChatPaySettings, settingList("NO_SHOW_LIMIT"))}
 )
 
 // Functions are the product's functions and the settings each uses, by name.

@@ -329,7 +329,7 @@ func TestAdminRoutes(t *testing.T) {
 	}
 
 	// Check-in: confirmed (a free slot confirms at once) -> completed, once.
-	free := s.freshSlot(3, 0)
+	free := s.doorSlot(3, 0)
 	id, a = s.reserve("o-checkin", free)
 	if id == 0 || obj(t, a.JSON["booking"])["status"] != "confirmed" || a.JSON["payment"] != nil {
 		t.Fatalf("free reserve: %d %s", a.Status, a.Body)
@@ -633,7 +633,7 @@ func TestCancelFinishedBooking(t *testing.T) {
 	if _, err := Release(s.apiEnv)(ctx, []byte(`{"Type":"Timer"}`)); err != nil {
 		t.Fatal(err)
 	}
-	completed, _ := s.reserve("o-3", s.freshSlot(3, 0))
+	completed, _ := s.reserve("o-3", s.doorSlot(3, 0))
 	if a := s.call("POST", "/admin/bookings/"+itoa64(completed)+"/checkin", testAdmin, nil); a.Status != 200 {
 		t.Fatalf("checkin: %d %s", a.Status, a.Body)
 	}

@@ -203,3 +203,112 @@ func TestNotificationFailures(t *testing.T) {
 	mysqltest.CheckInvariant(t, s.store)
 	checkMoney(t, s)
 }
+
+// dueNow makes every pending notification due, as if its backoff had passed.
+func (s *system) dueNow() {
+	s.t.Helper()
+	if _, err := s.store.SQL().Exec(`UPDATE t_notification SET next_at = UTC_TIMESTAMP(6) WHERE status = 'pending'`); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// TestStaleNotificationsAreNotSent: a message that failed while WeChat was down
+// is retried only while it is still true. A waitlist offer withdrawn meanwhile,
+// and the "confirmed" and reminder of a booking cancelled meanwhile, are dropped
+// as off and never reach the customer; a reminder whose slot has started is
+// dropped too, while the still-true "confirmed" of that booking goes out.
+func TestStaleNotificationsAreNotSent(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := newSystem(t, withTemplates)
+
+	s.login.FailNextSends(1000)
+	// An offer, withdrawn by the customer before WeChat is back.
+	full := s.slot(26*time.Hour, 1, 5000)
+	holder := s.paidBooking("o-st-holder", full)
+	if a := s.joinWaitlist("o-st-v", full); a.Status != 201 {
+		t.Fatalf("join: %d %s", a.Status, a.Body)
+	}
+	if a := s.cancelAs("o-st-holder", holder); a.Status != 200 {
+		t.Fatalf("cancel: %d %s", a.Status, a.Body)
+	}
+	offer := s.offers(full)["o-st-v"]
+	if st, _ := s.outbox(offer, booking.NotifyWaitlist); st != "pending" {
+		t.Fatalf("offer message during the outage: %s", st)
+	}
+	if a := s.cancelAs("o-st-v", offer); a.Status != 200 {
+		t.Fatalf("withdraw the offer: %d %s", a.Status, a.Body)
+	}
+	// A confirmed booking inside REMIND_BEFORE (its reminder is due at once),
+	// cancelled before WeChat is back.
+	soon := s.slot(150*time.Minute, 2, 5000)
+	gone := s.paidBooking("o-st-c", soon)
+	for _, k := range []booking.NotificationKind{booking.NotifyConfirmed, booking.NotifyReminder} {
+		if st, _ := s.outbox(gone, k); st != "pending" {
+			t.Fatalf("%s during the outage: %s", k, st)
+		}
+	}
+	if a := s.cancelAs("o-st-c", gone); a.Status != 200 {
+		t.Fatalf("cancel: %d %s", a.Status, a.Body)
+	}
+	// A booking whose slot starts before WeChat is back.
+	started := s.slot(140*time.Minute, 2, 5000)
+	kept := s.paidBooking("o-st-k", started)
+	mysqltest.SlotStarts(t, s.store, started, time.Minute)
+
+	s.login.FailNextSends(0)
+	s.dueNow()
+	s.relRun(ctx)
+	for _, c := range []struct {
+		id   int64
+		kind booking.NotificationKind
+		want string
+	}{
+		{offer, booking.NotifyWaitlist, "off"},
+		{gone, booking.NotifyConfirmed, "off"},
+		{gone, booking.NotifyReminder, "off"},
+		{kept, booking.NotifyReminder, "off"},
+		{kept, booking.NotifyConfirmed, "sent"},
+	} {
+		if st, _ := s.outbox(c.id, c.kind); st != c.want {
+			t.Errorf("%s of booking %d: %s, want %s", c.kind, c.id, st, c.want)
+		}
+	}
+	for _, openid := range []string{"o-st-v", "o-st-c"} {
+		if got := s.messagesTo(openid); len(got) != 0 {
+			t.Errorf("%s received %v", openid, got)
+		}
+	}
+	if got := s.messagesTo("o-st-k"); len(got) != 1 || len(got["tmpl-confirmed"]) != 1 {
+		t.Errorf("o-st-k received %v, want the confirmation only", got)
+	}
+	mysqltest.CheckInvariant(t, s.store)
+}
+
+// TestPermanentWeChatErrorsAreNotRetried: a refusal no retry can mend (here
+// 40037, a template id WeChat does not know) is recorded as failed at once and
+// never sent again, while the other kinds go out.
+func TestPermanentWeChatErrorsAreNotRetried(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := newSystem(t, withTemplates)
+	s.login.AcceptTemplates("tmpl-reminder", "tmpl-waitlist", "tmpl-cancelled")
+	id := s.paidBooking("o-perm", s.slot(26*time.Hour, 1, 5000))
+	if st, n := s.outbox(id, booking.NotifyConfirmed); st != "failed" || n != 0 {
+		t.Fatalf("40037: %s after %d retries, want failed at once", st, n)
+	}
+	calls := s.login.SendCalls()
+	for round := 0; round < 3; round++ {
+		s.store.SQL().Exec(`UPDATE t_notification SET next_at = UTC_TIMESTAMP(6)`)
+		s.relRun(ctx)
+	}
+	if n := s.login.SendCalls() - calls; n != 0 {
+		t.Fatalf("%d more sends after a permanent refusal", n)
+	}
+	if a := s.admin("cancel", id); a.Status != 200 {
+		t.Fatalf("salon cancel: %d %s", a.Status, a.Body)
+	}
+	if st, _ := s.outbox(id, booking.NotifyCancelled); st != "sent" {
+		t.Fatalf("cancelled: %s", st)
+	}
+}

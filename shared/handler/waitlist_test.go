@@ -251,7 +251,7 @@ func TestFreedSeatsGoToTheWaitlist(t *testing.T) {
 func TestWaitlistOfAStartedSlotIsDropped(t *testing.T) {
 	t.Parallel()
 	s := newSystem(t)
-	slot := s.slot(26*time.Hour, 1, 0) // free: an offer is confirmed at once
+	slot := s.slot(26*time.Hour, 1, 0) // free: an offer still waits for the customer
 	holder, _ := s.reserve("o-h", slot)
 	if a := s.joinWaitlist("o-a", slot); a.Status != 201 {
 		t.Fatalf("join: %d %s", a.Status, a.Body)
@@ -263,7 +263,7 @@ func TestWaitlistOfAStartedSlotIsDropped(t *testing.T) {
 		t.Fatalf("cancel: %d %s", a.Status, a.Body)
 	}
 	offer := s.offers(slot)["o-a"]
-	if offer == 0 || s.status(offer) != "confirmed" {
+	if offer == 0 || s.status(offer) != "pending_payment" {
 		t.Fatalf("free slot offer: %v", s.offers(slot))
 	}
 	// Closed: a cancel frees a seat nobody is offered.

@@ -85,10 +85,17 @@ func (db *DB) ListCustomerBookings(ctx context.Context, openid string, limit int
 // slot started within the last `within` (NO_SHOW_LIMIT's window).
 func (db *DB) CountNoShows(ctx context.Context, openid string, within time.Duration) (int, error) {
 	var n int
-	err := db.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM t_booking b JOIN t_slot s ON s.slot_id = b.slot_id
-		WHERE b.openid = ? AND b.status = ? AND s.start_at >= UTC_TIMESTAMP(6) - INTERVAL ? MICROSECOND`,
-		openid, booking.StatusNoShow, within.Microseconds()).Scan(&n)
+	err := db.db.QueryRowContext(ctx, `SELECT `+noShowsOf("?"), openid, booking.StatusNoShow, within.Microseconds()).Scan(&n)
 	return n, err
+}
+
+// noShowsOf counts the no-shows of the customer named by the SQL expression
+// openid whose slots started within a window; its parameters are the no-show
+// status and the window in microseconds. Reserve's refusal and the waitlist's
+// passing over count them the same way.
+func noShowsOf(openid string) string {
+	return `(SELECT COUNT(*) FROM t_booking nb JOIN t_slot ns ON ns.slot_id = nb.slot_id
+		WHERE nb.openid = ` + openid + ` AND nb.status = ? AND ns.start_at >= UTC_TIMESTAMP(6) - INTERVAL ? MICROSECOND)`
 }
 
 // ListSlotBookings returns the bookings of the slots starting in [from, to), for

@@ -33,6 +33,10 @@ type DB struct {
 	// RemindBefore is how long before the start a confirmed booking's reminder is
 	// due (REMIND_BEFORE); a booking confirmed inside it gets its reminder at once.
 	RemindBefore time.Duration
+	// NoShowLimit is NO_SHOW_LIMIT: a waiting customer with this many no-shows
+	// in 90 days is passed over by waitlist offers, as reserve refuses her; 0 is
+	// off.
+	NoShowLimit int
 }
 
 // Options tune the connection pool. SCF runs one request per instance at a time,

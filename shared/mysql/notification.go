@@ -43,31 +43,34 @@ func enqueueReminders(ctx context.Context, q querier, remindBefore time.Duration
 }
 
 // ClaimDueNotifications leases to the caller up to limit pending notifications
-// that are due, oldest due first, with the booking facts their templates name.
+// that are due, oldest due first, with the booking facts their templates name
+// (its status as it is now among them) and the database's time of that read.
 // The lease keeps an overlapping sender away; one that dies leaves them due
 // again when it ends.
-func (db *DB) ClaimDueNotifications(ctx context.Context, lease time.Duration, limit int) ([]booking.Notification, error) {
+func (db *DB) ClaimDueNotifications(ctx context.Context, lease time.Duration, limit int) ([]booking.Notification, time.Time, error) {
 	ids, err := claimDueNotifications.run(ctx, db, lease, booking.NotificationPending, limit)
 	if err != nil || len(ids) == 0 {
-		return nil, err
+		return nil, time.Time{}, err
 	}
 	rows, err := db.db.QueryContext(ctx, `SELECT n.notification_id, n.book_id, n.kind, n.openid, n.attempts, n.created_at,
-		s.start_at, s.end_at, b.amount_fen
+		s.start_at, s.end_at, b.amount_fen, b.status, UTC_TIMESTAMP(6)
 		FROM t_notification n JOIN t_booking b ON b.book_id = n.book_id JOIN t_slot s ON s.slot_id = b.slot_id
 		WHERE n.notification_id IN (`+placeholders(len(ids))+`) ORDER BY n.next_at, n.notification_id`, ids...)
 	if err != nil {
-		return nil, err
+		return nil, time.Time{}, err
 	}
 	defer rows.Close()
 	var out []booking.Notification
+	var now time.Time
 	for rows.Next() {
 		var n booking.Notification
-		if err := rows.Scan(&n.ID, &n.BookingID, &n.Kind, &n.OpenID, &n.Attempts, &n.CreatedAt, &n.StartAt, &n.EndAt, &n.AmountFen); err != nil {
-			return nil, err
+		if err := rows.Scan(&n.ID, &n.BookingID, &n.Kind, &n.OpenID, &n.Attempts, &n.CreatedAt, &n.StartAt, &n.EndAt, &n.AmountFen,
+			&n.BookingStatus, &now); err != nil {
+			return nil, time.Time{}, err
 		}
 		out = append(out, n)
 	}
-	return out, rows.Err()
+	return out, now, rows.Err()
 }
 
 // FinishNotification records a notification's final outcome: sent, refused

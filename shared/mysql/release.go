@@ -85,7 +85,7 @@ func (db *DB) SetRefundState(ctx context.Context, id int64, to booking.RefundSta
 		return false, err
 	}
 	if err := insertAudit(ctx, tx, booking.AuditRecord{BookingID: id, Event: booking.EventRefund,
-		FromStatus: status, ToStatus: status, Actor: actor, Reason: "refund " + string(to) + ": " + reason}); err != nil {
+		FromStatus: status, ToStatus: status, Actor: actor, Reason: reason}); err != nil {
 		return false, err
 	}
 	return true, tx.Commit()

@@ -124,17 +124,17 @@ func (db *DB) updateSlot(ctx context.Context, id int64, u booking.SlotUpdate, ac
 		if _, err := tx.ExecContext(ctx, `UPDATE t_slot SET capacity = ?, updated_at = UTC_TIMESTAMP(6) WHERE slot_id = ?`, *u.Capacity, id); err != nil {
 			return err
 		}
-		changes = append(changes, fmt.Sprintf("capacity %d -> %d", s.Capacity, *u.Capacity))
+		changes = append(changes, fmt.Sprintf("容量 %d -> %d", s.Capacity, *u.Capacity))
 	}
 	if u.Open != nil && *u.Open != s.Open {
 		if _, err := tx.ExecContext(ctx, `UPDATE t_slot SET is_open = ?, updated_at = UTC_TIMESTAMP(6) WHERE slot_id = ?`, *u.Open, id); err != nil {
 			return err
 		}
-		changes = append(changes, map[bool]string{false: "closed", true: "reopened"}[*u.Open])
+		changes = append(changes, map[bool]string{false: "停止预约", true: "重新开放"}[*u.Open])
 	}
 	if len(changes) > 0 {
 		if err := insertAudit(ctx, tx, booking.AuditRecord{SlotID: id, Event: booking.EventSlotChange,
-			FromStatus: -1, ToStatus: -1, Actor: actor, Reason: strings.Join(changes, ", ")}); err != nil {
+			FromStatus: -1, ToStatus: -1, Actor: actor, Reason: strings.Join(changes, "，")}); err != nil {
 			return err
 		}
 	}

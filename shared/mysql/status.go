@@ -36,9 +36,13 @@ func (db *DB) ChangeStatus(ctx context.Context, c booking.Change) (*booking.Book
 // the start is already within RemindBefore), and the salon's cancel.
 func (db *DB) enqueueChangeNotifications(ctx context.Context, tx *sql.Tx, c booking.Change) error {
 	switch {
-	case c.To == booking.StatusConfirmed && c.Payment != nil:
-		if err := enqueueNotification(ctx, tx, c.BookingID, booking.NotifyConfirmed); err != nil {
-			return err
+	case c.To == booking.StatusConfirmed:
+		// A customer who accepts a free offer herself is answered at once and
+		// needs no "confirmed" message; a payment confirms behind her back.
+		if c.Payment != nil {
+			if err := enqueueNotification(ctx, tx, c.BookingID, booking.NotifyConfirmed); err != nil {
+				return err
+			}
 		}
 		// The booking's status is already confirmed in this transaction.
 		_, err := enqueueReminders(ctx, tx, db.RemindBefore, c.BookingID)
@@ -103,6 +107,14 @@ func (db *DB) changeStatus(ctx context.Context, tx *sql.Tx, c booking.Change) er
 	switch {
 	case c.From.HoldsSeat() && !c.To.HoldsSeat():
 		if _, err = tx.ExecContext(ctx, `UPDATE t_slot SET booked = booked - 1 WHERE slot_id = ?`, slotID); err != nil {
+			return err
+		}
+		// A seat its own customer gave up (cancelled, let expire) is never handed
+		// back to her as a fresh hold: her place in this slot's line, if she has
+		// one, goes with it. After the slot row, the lock every join of this
+		// slot takes first, so the two never wait on each other in a circle.
+		if _, err = tx.ExecContext(ctx, `DELETE w FROM t_waitlist w JOIN t_booking b ON b.openid = w.openid AND b.slot_id = w.slot_id
+			WHERE b.book_id = ?`, c.BookingID); err != nil {
 			return err
 		}
 		// The freed seat goes to the first in line, if anyone waits for it.

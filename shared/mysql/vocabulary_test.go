@@ -181,7 +181,7 @@ func TestUpdateSlotIsAudited(t *testing.T) {
 		Scan(&event, &actor, &reason); err != nil {
 		t.Fatal(err)
 	}
-	if event != booking.EventSlotChange || actor != booking.ActorSalon || reason != "capacity 3 -> 5, closed" {
+	if event != booking.EventSlotChange || actor != booking.ActorSalon || reason != "容量 3 -> 5，停止预约" {
 		t.Fatalf("audit %q %q %q", event, actor, reason)
 	}
 	// The same change again changes nothing and records nothing.

@@ -10,14 +10,40 @@ import (
 )
 
 // JoinWaitlist puts the customer in line for a full slot. The slot must exist
-// (NOT_FOUND), take bookings apart from being full (SLOT_NOT_BOOKABLE), and be
-// full (SEATS_AVAILABLE: reserve instead). Joining again answers the same entry;
-// a customer waits for at most maxEntries slots (WAITLIST_LIMIT).
+// (NOT_FOUND), take bookings apart from being full (SLOT_NOT_BOOKABLE), not hold
+// a seat of hers already (INVALID_STATE), and be full (SEATS_AVAILABLE: reserve
+// instead). Joining again answers the same entry; a customer waits for at most
+// maxEntries slots (WAITLIST_LIMIT). A transaction the server chose as a
+// deadlock's victim is run again.
 func (db *DB) JoinWaitlist(ctx context.Context, openid string, slotID int64, maxEntries int) (*booking.WaitlistEntry, error) {
+	var entry *booking.WaitlistEntry
+	err := retryDeadlock(func() (err error) {
+		entry, err = db.joinWaitlist(ctx, openid, slotID, maxEntries)
+		return err
+	})
+	return entry, err
+}
+
+// joinWaitlist answers the entry as the join's transaction sees it: a seat
+// that comes free right after the commit may already have turned it into an
+// offer, which the customer then finds among her bookings.
+func (db *DB) joinWaitlist(ctx context.Context, openid string, slotID int64, maxEntries int) (*booking.WaitlistEntry, error) {
+	tx, err := db.begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	// The slot row is locked first, as every change that frees one of its seats
+	// locks it (the seat's return) before it looks for waiters. So a join and a
+	// freed seat never cross: either the join sees the seat free (SEATS_AVAILABLE)
+	// or the change that frees it sees the new entry and offers it the seat.
 	var slot booking.Slot
-	var openForBooking bool
-	err := db.db.QueryRowContext(ctx, `SELECT `+slotColumns+`, `+openForBookingExpr+` FROM t_slot WHERE slot_id = ?`,
-		db.WindowDays, slotID).Scan(&slot.ID, &slot.StartAt, &slot.EndAt, &slot.Capacity, &slot.Booked, &slot.PriceFen, &slot.Open, &openForBooking)
+	var openForBooking, holdsSeat bool
+	err = tx.QueryRowContext(ctx, `SELECT `+slotColumns+`, `+openForBookingExpr+`,
+			EXISTS (SELECT 1 FROM t_booking h WHERE h.slot_id = t_slot.slot_id AND h.openid = ? AND h.status IN (`+seatHoldingSQL+`))
+		FROM t_slot WHERE slot_id = ? FOR UPDATE`,
+		db.WindowDays, openid, slotID).Scan(&slot.ID, &slot.StartAt, &slot.EndAt, &slot.Capacity, &slot.Booked, &slot.PriceFen, &slot.Open,
+		&openForBooking, &holdsSeat)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return nil, booking.Errorf(booking.ENOTFOUND, "slot %d not found", slotID)
@@ -26,38 +52,45 @@ func (db *DB) JoinWaitlist(ctx context.Context, openid string, slotID int64, max
 	case !openForBooking:
 		return nil, booking.Errorf(booking.ESLOTNOTBOOKABLE, "slot %d does not take bookings", slotID)
 	}
-	if e, err := db.findWaitlistEntry(ctx, db.db, openid, slotID); e != nil || err != nil {
-		return e, err
-	}
-	if slot.Booked < slot.Capacity {
-		return nil, booking.Errorf(booking.ESEATSAVAILABLE, "slot %d has %d free seats", slotID, slot.Capacity-slot.Booked)
-	}
-
-	tx, err := db.begin(ctx)
+	// The customer's entries, locked: that serialises two joins of one customer,
+	// so the limit holds under concurrency too. Counted here rather than in a
+	// derived table, whose locking clause MySQL and MariaDB treat differently.
+	rows, err := tx.QueryContext(ctx, `SELECT slot_id FROM t_waitlist WHERE openid = ? FOR UPDATE`, openid)
 	if err != nil {
 		return nil, err
 	}
-	defer tx.Rollback()
-	// Locking the customer's entries serialises two joins of one customer, so
-	// the limit holds under concurrency too.
 	var n int
-	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM (SELECT waitlist_id FROM t_waitlist WHERE openid = ? FOR UPDATE) w`, openid).Scan(&n); err != nil {
-		return nil, err
-	}
-	if n >= maxEntries {
-		return nil, booking.Errorf(booking.EWAITLISTLIMIT, "customer waits for %d slots", n)
-	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO t_waitlist (slot_id, openid, created_at) VALUES (?, ?, UTC_TIMESTAMP(6))`, slotID, openid)
-	if dupKey(err) == "" && err != nil {
-		return nil, err
-	}
-	if err == nil {
-		if err := tx.Commit(); err != nil {
+	var already bool
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
 			return nil, err
 		}
+		n++
+		already = already || id == slotID
 	}
-	// A concurrent join of the same entry won: answer it.
-	return db.findWaitlistEntry(ctx, db.db, openid, slotID)
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	switch {
+	case already:
+		return db.findWaitlistEntry(ctx, tx, openid, slotID) // joining twice answers the same entry
+	case holdsSeat:
+		return nil, booking.Errorf(booking.EINVALIDSTATE, "customer holds a seat of slot %d", slotID)
+	case slot.Booked < slot.Capacity:
+		return nil, booking.Errorf(booking.ESEATSAVAILABLE, "slot %d has %d free seats", slotID, slot.Capacity-slot.Booked)
+	case n >= maxEntries:
+		return nil, booking.Errorf(booking.EWAITLISTLIMIT, "customer waits for %d slots", n)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO t_waitlist (slot_id, openid, created_at) VALUES (?, ?, UTC_TIMESTAMP(6))`, slotID, openid); err != nil {
+		return nil, err
+	}
+	e, err := db.findWaitlistEntry(ctx, tx, openid, slotID)
+	if err != nil {
+		return nil, err
+	}
+	return e, tx.Commit()
 }
 
 const waitlistColumns = `w.slot_id, w.openid, w.created_at, s.start_at, s.end_at,
@@ -147,11 +180,13 @@ func (db *DB) DropStartedWaitlists(ctx context.Context) (int, error) {
 
 // offerSeats hands up to n seats of a slot, just freed inside tx by the caller,
 // to the first customers in its line who can take them: each gets a new booking
-// (pending with the usual hold, or confirmed for a free slot), their entry is
-// removed, an audit record and a notification are written, and the seat is taken
-// again, all in the caller's transaction. So a freed seat is never free to the
-// public while someone who can take it waits. Customers who hold an unfinished
-// booking are passed over and keep their place. A slot that no longer takes
+// in pending_payment with the usual hold (also for a free slot: an offer is never
+// confirmed unasked, the customer accepts it), their entry is removed, an audit
+// record and a notification are written, and the seat is taken again, all in the
+// caller's transaction. So a freed seat is never free to the public while
+// someone who can take it waits. Passed over, keeping their place: customers who
+// hold an unfinished booking, who hold a seat of this slot, or who reached
+// NoShowLimit (they would be refused at reserve). A slot that no longer takes
 // bookings (closed, started) offers nothing.
 func (db *DB) offerSeats(ctx context.Context, tx *sql.Tx, slotID int64, n int) error {
 	var slot booking.Slot
@@ -165,8 +200,10 @@ func (db *DB) offerSeats(ctx context.Context, tx *sql.Tx, slotID int64, n int) e
 	var passed []any // entries whose customer turned out to hold a booking meanwhile
 	for ; n > 0 && slot.Booked < slot.Capacity; n-- {
 		q := `SELECT w.waitlist_id, w.openid FROM t_waitlist w
-			WHERE w.slot_id = ? AND NOT EXISTS (SELECT 1 FROM t_booking b WHERE b.active_openid = w.openid)`
-		args := []any{slotID}
+			WHERE w.slot_id = ? AND NOT EXISTS (SELECT 1 FROM t_booking b WHERE b.active_openid = w.openid)
+			  AND NOT EXISTS (SELECT 1 FROM t_booking h WHERE h.openid = w.openid AND h.slot_id = w.slot_id AND h.status IN (` + seatHoldingSQL + `))
+			  AND (? = 0 OR ` + noShowsOf("w.openid") + ` < ?)`
+		args := []any{slotID, db.NoShowLimit, booking.StatusNoShow, booking.NoShowWindow.Microseconds(), db.NoShowLimit}
 		if len(passed) > 0 {
 			q += ` AND w.waitlist_id NOT IN (` + placeholders(len(passed)) + `)`
 			args = append(args, passed...)
@@ -180,9 +217,6 @@ func (db *DB) offerSeats(ctx context.Context, tx *sql.Tx, slotID int64, n int) e
 			return err
 		}
 		status := booking.StatusPending
-		if slot.PriceFen == 0 {
-			status = booking.StatusConfirmed
-		}
 		res, err := tx.ExecContext(ctx, `INSERT INTO t_booking (slot_id, openid, status, amount_fen, lock_expire, created_at, updated_at)
 			VALUES (?, ?, ?, ?, ?, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))`,
 			slotID, openid, status, slot.PriceFen, booking.HoldEnd(now, slot.StartAt, db.LockTTL))
@@ -205,7 +239,7 @@ func (db *DB) offerSeats(ctx context.Context, tx *sql.Tx, slotID int64, n int) e
 			return err
 		}
 		if err := insertAudit(ctx, tx, booking.AuditRecord{BookingID: id, SlotID: slotID, Event: booking.EventWaitlistOffer,
-			FromStatus: -1, ToStatus: int(status), Actor: booking.ActorSystem, Reason: "freed seat offered to the first in line"}); err != nil {
+			FromStatus: -1, ToStatus: int(status), Actor: booking.ActorSystem, Reason: "空出的座位给了候补第一位"}); err != nil {
 			return err
 		}
 		if err := enqueueNotification(ctx, tx, id, booking.NotifyWaitlist); err != nil {

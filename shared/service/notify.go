@@ -40,15 +40,16 @@ func (s *Service) notifyNow(ctx context.Context) {
 }
 
 // sendNotifications sends due notifications, oldest due first, until none is due,
-// limit were tried, or stopAt. Each is sent at most once on success; 43101 is
-// recorded and never retried; other failures back off (1, 2, 4 ... 60 minutes)
-// and give up 24 hours after the notification was written. It reports how many
-// were sent.
+// limit were tried, or stopAt. One whose booking is no longer what it announces
+// is dropped as off, unsent. Each is sent at most once on success; 43101 is
+// recorded and never retried; errors no retry can mend are failed at once;
+// other failures back off (1, 2, 4 ... 60 minutes) and give up 24 hours after
+// the notification was written. It reports how many were sent.
 func (s *Service) sendNotifications(ctx context.Context, stopAt time.Time, limit int) int {
 	log := s.logger(ctx)
 	sent, tried := 0, 0
 	for tried < limit && time.Now().Before(stopAt) {
-		batch, err := s.Store.ClaimDueNotifications(ctx, notifyLease, min(20, limit-tried))
+		batch, now, err := s.Store.ClaimDueNotifications(ctx, notifyLease, min(20, limit-tried))
 		if err != nil {
 			log.Warn("notifications: claim failed; the next run sends them", "err", err.Error())
 			return sent
@@ -58,11 +59,20 @@ func (s *Service) sendNotifications(ctx context.Context, stopAt time.Time, limit
 		}
 		for _, n := range batch {
 			tried++
+			// The outcome is recorded even when the budget ran out meanwhile.
+			rctx := context.WithoutCancel(ctx)
+			if !n.StillTrue(now) {
+				// Its booking moved on while it waited (an offer withdrawn, a
+				// confirmed booking cancelled, a slot already under way): the
+				// message would now be false, so it is never sent.
+				if err := s.Store.FinishNotification(rctx, n.ID, booking.NotificationOff, "no longer true: booking is "+n.BookingStatus.String()); err != nil {
+					log.Warn("notifications: recording an outcome failed; the lease ends and it is tried again", "err", err.Error())
+				}
+				continue
+			}
 			sctx, cancel := context.WithDeadline(ctx, stopAt)
 			err := s.Messages.Send(sctx, n)
 			cancel()
-			// The outcome is recorded even when the budget ran out meanwhile.
-			rctx := context.WithoutCancel(ctx)
 			switch {
 			case err == nil:
 				sent++
@@ -71,6 +81,9 @@ func (s *Service) sendNotifications(ctx context.Context, stopAt time.Time, limit
 				err = s.Store.FinishNotification(rctx, n.ID, booking.NotificationRefused, err.Error())
 			case errors.Is(err, booking.ErrNotificationOff):
 				err = s.Store.FinishNotification(rctx, n.ID, booking.NotificationOff, "")
+			case errors.Is(err, booking.ErrUndeliverable):
+				log.Error("notification refused by WeChat for good", "booking_id", n.BookingID, "kind", string(n.Kind), "err", err.Error())
+				err = s.Store.FinishNotification(rctx, n.ID, booking.NotificationFailed, err.Error())
 			case time.Since(n.CreatedAt) >= booking.NotificationRetryFor:
 				log.Error("notification given up after 24 hours", "booking_id", n.BookingID, "kind", string(n.Kind), "err", err.Error())
 				err = s.Store.FinishNotification(rctx, n.ID, booking.NotificationFailed, err.Error())

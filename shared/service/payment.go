@@ -63,7 +63,7 @@ func (s *Service) settle(ctx context.Context, b *booking.Booking, p booking.Paym
 		switch b.Status {
 		case booking.StatusPending:
 			_, err = s.Store.ChangeStatus(ctx, booking.Change{BookingID: b.ID, From: booking.StatusPending, To: booking.StatusConfirmed,
-				Event: booking.EventConfirm, Actor: booking.ActorWeChat, Reason: "paid " + p.TransactionID, Payment: &p})
+				Event: booking.EventConfirm, Actor: booking.ActorWeChat, Reason: "已付款 " + p.TransactionID, Payment: &p})
 			if err == nil {
 				return OutcomeConfirmed, nil
 			}
@@ -73,19 +73,19 @@ func (s *Service) settle(ctx context.Context, b *booking.Booking, p booking.Paym
 			if b.Refund != nil {
 				// An earlier copy found no seat and refunded this payment: a copy
 				// that arrives after a seat came free must not seat it as well.
-				return s.refundPayment(ctx, b, p, "paid after expiry, already refunded")
+				return s.refundPayment(ctx, b, p, "过期后付款，已退过款")
 			}
 			// Paid in the last second of the hold: re-seat if the slot is still
 			// bookable with a free seat and the customer holds no other unfinished
 			// booking (the store checks all of it in the change itself), else refund
 			// in full: never into a slot that has started or was closed.
 			_, err = s.Store.ChangeStatus(ctx, booking.Change{BookingID: b.ID, From: booking.StatusExpired, To: booking.StatusConfirmed,
-				Event: booking.EventLatePayment, Actor: booking.ActorWeChat, Reason: "paid after expiry " + p.TransactionID, Payment: &p})
+				Event: booking.EventLatePayment, Actor: booking.ActorWeChat, Reason: "过期后付款，重新占座 " + p.TransactionID, Payment: &p})
 			if err == nil {
 				return OutcomeConfirmed, nil
 			}
 			if booking.IsCode(err, booking.ESOLDOUT) || booking.IsCode(err, booking.EACTIVEBOOKINGEXISTS) || booking.IsCode(err, booking.ESLOTNOTBOOKABLE) {
-				return s.refundPayment(ctx, b, p, "paid after expiry, no seat: "+booking.ErrorCode(err))
+				return s.refundPayment(ctx, b, p, "过期后付款，没有座位："+booking.ErrorCode(err))
 			}
 		case booking.StatusCancelled:
 			if b.Refund == nil && b.Paid() && b.TransactionID == p.TransactionID {
@@ -93,7 +93,7 @@ func (s *Service) settle(ctx context.Context, b *booking.Booking, p booking.Paym
 				// a copy of its notification must not refund the deposit.
 				return OutcomeDuplicate, nil
 			}
-			return s.refundPayment(ctx, b, p, "paid for a cancelled booking")
+			return s.refundPayment(ctx, b, p, "预约已取消后付款")
 		}
 		if !booking.IsCode(err, booking.EINVALIDSTATE) {
 			return "", err
@@ -169,7 +169,7 @@ func (s *Service) requestRefund(ctx context.Context, b *booking.Booking) (*booki
 		// than being given up.
 		if isAPI && status >= 400 && status < 500 && status != 429 && code != "SYSTEM_ERROR" && code != "FREQUENCY_LIMITED" && code != "NOT_ENOUGH" {
 			log.Error("refund refused by WeChat", "booking_id", b.ID, "code", code)
-			if _, err := s.Store.SetRefundState(ctx, b.ID, booking.RefundFailed, nil, booking.ActorWeChat, "refused: "+code); err != nil {
+			if _, err := s.Store.SetRefundState(ctx, b.ID, booking.RefundFailed, nil, booking.ActorWeChat, RefundReason(booking.RefundFailed, "微信拒绝 "+code)); err != nil {
 				return nil, err
 			}
 		} else if code == "NOT_ENOUGH" {
@@ -182,7 +182,7 @@ func (s *Service) requestRefund(ctx context.Context, b *booking.Booking) (*booki
 		return s.Store.FindBooking(ctx, b.ID)
 	}
 	to := res.Status.Outcome()
-	if _, err := s.Store.SetRefundState(ctx, b.ID, to, res.SuccessTime, booking.ActorWeChat, "refund "+res.RefundID); err != nil {
+	if _, err := s.Store.SetRefundState(ctx, b.ID, to, res.SuccessTime, booking.ActorWeChat, RefundReason(to, res.RefundID)); err != nil {
 		return nil, err
 	}
 	return s.Store.FindBooking(ctx, b.ID)
@@ -207,7 +207,7 @@ func (s *Service) queryRefund(ctx context.Context, b *booking.Booking) (settled 
 	if to == booking.RefundFailed {
 		s.logger(ctx).Error("refund failed at WeChat; the salon must refund by hand", "booking_id", b.ID, "status", string(res.Status))
 	}
-	return s.Store.SetRefundState(ctx, b.ID, to, res.SuccessTime, booking.ActorTimer, "queried: "+string(res.Status)+" "+res.RefundID)
+	return s.Store.SetRefundState(ctx, b.ID, to, res.SuccessTime, booking.ActorTimer, RefundReason(to, "查询结果 "+string(res.Status)+" "+res.RefundID))
 }
 
 // HandleRefund records a verified refund notification's final state.
@@ -235,7 +235,7 @@ func (s *Service) HandleRefund(ctx context.Context, n *wechatpay.RefundNotice) e
 	if n.RefundStatus == booking.WeChatRefundSuccess {
 		to = booking.RefundSucceeded
 	}
-	_, err = s.Store.SetRefundState(ctx, b.ID, to, n.SuccessTime, booking.ActorWeChat, string(n.RefundStatus)+" "+n.RefundID)
+	_, err = s.Store.SetRefundState(ctx, b.ID, to, n.SuccessTime, booking.ActorWeChat, RefundReason(to, "退款通知 "+string(n.RefundStatus)+" "+n.RefundID))
 	return err
 }
 
@@ -253,15 +253,36 @@ func (s *Service) bookingOfOrder(ctx context.Context, outTradeNo string) (*booki
 	return b, err
 }
 
+// notificationWords name WeChat Pay's notifications in the audit trail.
+var notificationWords = map[string]string{"payment notification": "付款通知", "refund notification": "退款通知"}
+
 // rejectNotification audits a verified notification that does not match its
 // booking (b may be nil): it changes nothing, and a retry would not match either.
 // It is logged as an error (with logAttrs) for whoever watches the logs.
 func (s *Service) rejectNotification(ctx context.Context, b *booking.Booking, kind, eventID, why string, logAttrs ...any) error {
 	rec := booking.AuditRecord{Event: booking.EventRejected, FromStatus: -1, ToStatus: -1, Actor: booking.ActorWeChat,
-		Reason: kind + " " + eventID + ": " + why}
+		Reason: notificationWords[kind] + " " + eventID + " 与预约不符：" + why}
 	if b != nil {
 		rec.BookingID, rec.SlotID = b.ID, b.SlotID
 	}
 	s.logger(ctx).Error(kind+" rejected", append([]any{"booking_id", rec.BookingID, "reason", why}, logAttrs...)...)
 	return s.Store.RecordAudit(ctx, rec)
+}
+
+// refundWords name a refund's state in the audit trail, which the salon reads.
+var refundWords = map[booking.RefundStatus]string{
+	booking.RefundPending:    "待发起",
+	booking.RefundProcessing: "处理中",
+	booking.RefundSucceeded:  "成功",
+	booking.RefundFailed:     "失败",
+}
+
+// RefundReason is the audit reason of a refund reaching state to: the state in
+// the salon's words, then detail (WeChat's refund id, or why).
+func RefundReason(to booking.RefundStatus, detail string) string {
+	w, ok := refundWords[to]
+	if !ok {
+		w = string(to)
+	}
+	return "退款" + w + "：" + detail
 }

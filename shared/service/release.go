@@ -163,7 +163,7 @@ func (s *Service) markNoShows(ctx context.Context, stopAt time.Time, batch int, 
 		changed := 0
 		for _, id := range ids {
 			_, err := s.Store.ChangeStatus(ctx, booking.Change{BookingID: id, From: booking.StatusConfirmed, To: booking.StatusNoShow,
-				Event: booking.EventNoShow, Actor: booking.ActorTimer, Reason: "not checked in " + s.NoShowGrace.String() + " after the slot ended"})
+				Event: booking.EventNoShow, Actor: booking.ActorTimer, Reason: "时段结束 " + s.NoShowGrace.String() + " 后仍未签到"})
 			switch {
 			case err == nil:
 				sum.NoShows++
@@ -235,6 +235,11 @@ func (s *Service) releaseOne(ctx context.Context, stopAt time.Time, b *booking.B
 		}
 		return outcomeReleased, nil
 	}
+	if b.AmountFen == 0 {
+		// An offer of a free slot nobody accepted: there is no WeChat order that
+		// could have been paid.
+		return release("免费座位未被接受，已过期")
+	}
 	wctx, cancel := context.WithDeadline(ctx, stopAt)
 	defer cancel()
 	// The close's own answer proves nothing (204 also for an order it did not
@@ -245,18 +250,18 @@ func (s *Service) releaseOne(ctx context.Context, stopAt time.Time, b *booking.B
 	st, err := s.Pay.QueryOrder(wctx, b.OutTradeNo)
 	if errors.Is(err, wechatpay.ErrOrderNotExist) {
 		// Prepay never succeeded, so nothing can ever be paid for this booking.
-		return release("expired; no WeChat order")
+		return release("已过期：没有微信订单")
 	}
 	if err != nil {
 		return outcomeKept, err
 	}
 	switch {
 	case st.TradeState == booking.TradeClosed:
-		return release("expired; WeChat order closed")
+		return release("已过期：微信订单已关闭")
 	case st.TradeState.Paid():
 		if why := s.mismatch(b, st); why != "" {
 			if err := s.Store.RecordAudit(ctx, booking.AuditRecord{BookingID: b.ID, SlotID: b.SlotID, Event: booking.EventRejected,
-				FromStatus: -1, ToStatus: -1, Actor: booking.ActorTimer, Reason: "paid order does not match: " + why}); err != nil {
+				FromStatus: -1, ToStatus: -1, Actor: booking.ActorTimer, Reason: "已付款的订单与预约不符：" + why}); err != nil {
 				return outcomeKept, err
 			}
 			s.logger(ctx).Error("paid order does not match its booking; seat kept", "booking_id", b.ID, "reason", why)

@@ -56,6 +56,9 @@ type Service struct {
 	NoShowLimit      int           // NO_SHOW_LIMIT; 0 is off
 	RefundQueryAfter time.Duration // REFUND_QUERY_AFTER
 	RemindBefore     time.Duration // REMIND_BEFORE
+	// CheckinOpensBefore is CHECKIN_OPENS_BEFORE: check-in of a confirmed
+	// booking opens this long before its slot starts.
+	CheckinOpensBefore time.Duration
 
 	// Messages sends customer notifications; nil (WX_APPID unset) leaves them
 	// waiting in the outbox.
@@ -114,7 +117,9 @@ func (s *Service) checkNoShowLimit(ctx context.Context, openid string) error {
 }
 
 // PayAgain answers the payment parameters again for the customer's own pending
-// booking, for the same WeChat order.
+// booking, for the same WeChat order. A pending booking with nothing to pay (a
+// waitlist offer of a free slot) is the customer accepting it: it is confirmed,
+// and the answer has no payment.
 func (s *Service) PayAgain(ctx context.Context, openid string, bookingID int64) (*Reservation, error) {
 	b, err := s.Store.FindCustomerBooking(ctx, openid, bookingID)
 	if err != nil {
@@ -122,6 +127,15 @@ func (s *Service) PayAgain(ctx context.Context, openid string, bookingID int64) 
 	}
 	if b.Status != booking.StatusPending {
 		return nil, booking.Errorf(booking.EINVALIDSTATE, "booking %d is %s, nothing to pay", b.ID, b.Status)
+	}
+	if b.AmountFen == 0 {
+		b, err := s.Store.ChangeStatus(ctx, booking.Change{BookingID: b.ID, From: booking.StatusPending, To: booking.StatusConfirmed,
+			Event: booking.EventConfirm, Actor: booking.ActorCustomer, Reason: "顾客接受了免费时段的座位"})
+		if err != nil {
+			return nil, err
+		}
+		s.notifyNow(ctx) // a reminder may be due at once
+		return &Reservation{Booking: b}, nil
 	}
 	p, err := s.prepay(ctx, b)
 	return &Reservation{Booking: b, Payment: p}, err
@@ -191,13 +205,17 @@ type cancelRequest struct {
 	actor   string
 	now     time.Time
 	forfeit bool
+	// paidWhileCancelling: the customer asked to cancel a pending booking, and
+	// WeChat's answer showed it paid meanwhile (its notification had not
+	// arrived). She cancelled what she saw as unpaid, so it is a free cancel.
+	paidWhileCancelling bool
 }
 
 // late reports whether the policy keeps the deposit of this cancel: a customer
 // cancelling a paid booking after its cancelFreeUntil. The salon's cancel is
-// never late.
+// never late, nor is the cancel of a booking the customer saw as unpaid.
 func (s *Service) late(b *booking.Booking, r cancelRequest) bool {
-	return r.actor == booking.ActorCustomer && b.Paid() && r.now.After(b.CancelFreeUntil(s.CancelFreeHours))
+	return r.actor == booking.ActorCustomer && !r.paidWhileCancelling && b.Paid() && r.now.After(b.CancelFreeUntil(s.CancelFreeHours))
 }
 
 // cancel cancels a pending or confirmed booking. A pending booking's WeChat order
@@ -219,11 +237,12 @@ func (s *Service) cancel(ctx context.Context, b *booking.Booking, r cancelReques
 				if b, err = s.Store.FindBooking(ctx, b.ID); err != nil {
 					return nil, err
 				}
+				r.paidWhileCancelling = true
 				return s.cancel(ctx, b, r)
 			}
 		}
 		return s.Store.ChangeStatus(ctx, booking.Change{BookingID: b.ID, From: booking.StatusPending, To: booking.StatusCancelled,
-			Event: booking.EventCancel, Actor: actor, Reason: "cancelled before payment"})
+			Event: booking.EventCancel, Actor: actor, Reason: "付款前取消"})
 	case booking.StatusConfirmed:
 		if s.late(b, r) {
 			if !r.forfeit {
@@ -231,11 +250,11 @@ func (s *Service) cancel(ctx context.Context, b *booking.Booking, r cancelReques
 			}
 			// The seat goes back; the deposit is kept, as the customer accepted.
 			return s.Store.ChangeStatus(ctx, booking.Change{BookingID: b.ID, From: booking.StatusConfirmed, To: booking.StatusCancelled,
-				Event: booking.EventLateCancel, Actor: actor, Reason: "late cancel: deposit kept"})
+				Event: booking.EventLateCancel, Actor: actor, Reason: "临近开始取消，定金不退"})
 		}
 		paid := b.Paid()
 		out, err := s.Store.ChangeStatus(ctx, booking.Change{BookingID: b.ID, From: booking.StatusConfirmed, To: booking.StatusCancelled,
-			Event: booking.EventCancel, Actor: actor, Reason: "cancelled after payment", StartRefund: paid})
+			Event: booking.EventCancel, Actor: actor, Reason: "付款后取消，全额退款", StartRefund: paid})
 		if err != nil || !paid {
 			return out, err
 		}
@@ -311,13 +330,21 @@ func (s *Service) CheckIn(ctx context.Context, bookingID int64) (*booking.Bookin
 	if err != nil {
 		return nil, err
 	}
-	reason := "checked in"
+	reason := "已签到"
 	switch b.Status {
 	case booking.StatusConfirmed:
 	case booking.StatusNoShow:
-		reason = "checked in late (was no-show)"
+		reason = "补签到（原为未到店）"
 	default:
 		return nil, booking.Errorf(booking.EINVALIDSTATE, "booking %d is %s", b.ID, b.Status)
+	}
+	now, err := s.Store.Now(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !b.CanCheckIn(now, s.CheckinOpensBefore) {
+		return nil, booking.Errorf(booking.ETOOEARLY, "booking %d: check-in opens %s", b.ID,
+			b.CheckInOpens(s.CheckinOpensBefore).Format(time.RFC3339))
 	}
 	return s.Store.ChangeStatus(ctx, booking.Change{BookingID: bookingID, From: b.Status, To: booking.StatusCompleted,
 		Event: booking.EventCheckIn, Actor: booking.ActorSalon, Reason: reason})
@@ -335,11 +362,11 @@ func (s *Service) MarkNoShow(ctx context.Context, bookingID int64) (*booking.Boo
 	if err != nil {
 		return nil, err
 	}
-	if b.StartAt.After(now) {
-		return nil, booking.Errorf(booking.EINVALIDSTATE, "booking %d: slot has not started", b.ID)
+	if b.Status == booking.StatusConfirmed && !b.CanMarkNoShow(now) {
+		return nil, booking.Errorf(booking.ETOOEARLY, "booking %d: slot has not started", b.ID)
 	}
 	return s.Store.ChangeStatus(ctx, booking.Change{BookingID: bookingID, From: booking.StatusConfirmed, To: booking.StatusNoShow,
-		Event: booking.EventNoShow, Actor: booking.ActorSalon, Reason: "marked by the salon"})
+		Event: booking.EventNoShow, Actor: booking.ActorSalon, Reason: "门店标记未到店"})
 }
 
 // CreateSchedule opens the schedule's slots; existing starts are skipped.
@@ -369,6 +396,9 @@ func (s *Service) UpdateSlot(ctx context.Context, slotID int64, u booking.SlotUp
 // UNAVAILABLE (mysql.Classify knows which driver errors those are); any other
 // error is returned as it is. The handlers apply it to every error they answer.
 func Classify(err error) error { return mysql.Classify(err) }
+
+// Now is the database's clock, the one every rule about time is decided by.
+func (s *Service) Now(ctx context.Context) (time.Time, error) { return s.Store.Now(ctx) }
 
 // Ping checks that the database answers (GET /healthz).
 func (s *Service) Ping(ctx context.Context) error { return s.Store.Ping(ctx) }

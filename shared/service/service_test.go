@@ -24,7 +24,8 @@ func newService(t *testing.T) (*service.Service, *mysql.DB) {
 	t.Helper()
 	store := mysqltest.New(t)
 	return &service.Service{Store: store, Loc: time.FixedZone("CST", 8*3600), Log: slog.New(slog.DiscardHandler), CancelFreeHours: 2,
-		NoShowGrace: 30 * time.Minute, RefundQueryAfter: 5 * time.Minute, RemindBefore: 3 * time.Hour}, store
+		NoShowGrace: 30 * time.Minute, RefundQueryAfter: 5 * time.Minute, RemindBefore: 3 * time.Hour,
+		CheckinOpensBefore: 2 * time.Hour}, store
 }
 
 // paid reserves a seat of slot for openid and records its payment.
@@ -105,7 +106,7 @@ func TestNoShowRules(t *testing.T) {
 	svc, store := newService(t)
 	slot := mysqltest.AddSlot(t, store, 30*time.Hour, 2, 5000)
 	b := paid(t, store, "o-ns", slot)
-	if _, err := svc.MarkNoShow(ctx, b.ID); !booking.IsCode(err, booking.EINVALIDSTATE) {
+	if _, err := svc.MarkNoShow(ctx, b.ID); !booking.IsCode(err, booking.ETOOEARLY) {
 		t.Fatalf("before the start: %v", err)
 	}
 	mysqltest.SlotStarts(t, store, slot, time.Minute)

@@ -174,11 +174,12 @@ func (e *Env) build() (*Deps, error) {
 	store.LockTTL = cfg.LockTTL
 	store.WindowDays = cfg.BookingWindowDays
 	store.RemindBefore = cfg.RemindBefore
+	store.NoShowLimit = cfg.NoShowLimit
 
 	d := &Deps{Cfg: cfg}
 	d.Svc = &service.Service{Store: store, AppID: cfg.WXAppID, Loc: cfg.ShopTZ, Log: log,
 		CancelFreeHours: cfg.CancelFreeHours, NoShowGrace: cfg.NoShowGrace, NoShowLimit: cfg.NoShowLimit,
-		RefundQueryAfter: cfg.RefundQueryAfter, RemindBefore: cfg.RemindBefore}
+		RefundQueryAfter: cfg.RefundQueryAfter, RemindBefore: cfg.RemindBefore, CheckinOpensBefore: cfg.CheckinOpensBefore}
 	if e.getenv("WECHATPAY_MCHID") != "" {
 		pay, mchID, err := e.weChatPay()
 		switch {

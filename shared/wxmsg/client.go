@@ -32,6 +32,15 @@ const (
 	CodeSystemBusy     = -1
 )
 
+// permanentCodes are WeChat's refusals of subscribe/send that no retry can mend:
+// the same message would be refused the same way for 24 hours.
+var permanentCodes = map[int]bool{
+	40003: true, // the openid is not valid for this app
+	40037: true, // the template id is not valid
+	41030: true, // the page is not a page of the published mini-program
+	47003: true, // a keyword's value breaks the template's rules
+}
+
 // maxTokenLen is what the token store keeps (t_wx_token.access_token); WeChat
 // asks for at least 512.
 const maxTokenLen = 1024
@@ -56,9 +65,16 @@ func (e *APIError) Error() string {
 	return fmt.Sprintf("wxmsg: %s: errcode %d: %s", e.Op, e.Code, e.Msg)
 }
 
-// Is makes a 43101 answer match ErrNoSubscription.
+// Is makes a 43101 answer match ErrNoSubscription, and a refusal no retry can
+// mend (40003, 40037, 41030, 47003) match booking.ErrUndeliverable.
 func (e *APIError) Is(target error) bool {
-	return target == ErrNoSubscription && e.Code == CodeNoSubscription
+	switch target {
+	case ErrNoSubscription:
+		return e.Code == CodeNoSubscription
+	case booking.ErrUndeliverable:
+		return e.Op == "subscribe/send" && permanentCodes[e.Code]
+	}
+	return false
 }
 
 // TokenStore keeps the access token where every instance sees it (the database),
@@ -89,8 +105,8 @@ type Client struct {
 // (40001, 42001), Send takes a fresh one once (force_refresh, unless another
 // instance already replaced the bad one in the store) and tries once more.
 //
-// Errors: ErrNoSubscription (via errors.Is; never retry), *APIError for other
-// error codes, and transport failures, wrapped. None contains the token or the
+// Errors: ErrNoSubscription (via errors.Is; never retry), booking.ErrUndeliverable
+// (via errors.Is, for a refusal no retry can mend), *APIError for other error codes, and transport failures, wrapped. None contains the token or the
 // secret.
 func (c *Client) Send(ctx context.Context, openid string, t *Template, v Values, loc *time.Location) error {
 	switch {

@@ -371,3 +371,28 @@ func TestUnknownTemplate(t *testing.T) {
 		t.Fatalf("stable_token called %d times", all)
 	}
 }
+
+// TestWhichRefusalsAreForGood: the subscribe/send refusals no retry can mend
+// are booking.ErrUndeliverable (recorded as failed at once); a busy WeChat, an
+// expired token and 43101 are not.
+func TestWhichRefusalsAreForGood(t *testing.T) {
+	for _, c := range []struct {
+		op      string
+		code    int
+		forGood bool
+	}{
+		{"subscribe/send", 40003, true},
+		{"subscribe/send", 40037, true},
+		{"subscribe/send", 41030, true},
+		{"subscribe/send", 47003, true},
+		{"subscribe/send", -1, false},
+		{"subscribe/send", 42001, false},
+		{"subscribe/send", 43101, false},
+		{"stable_token", 40003, false},
+	} {
+		err := error(&wxmsg.APIError{Op: c.op, Code: c.code})
+		if got := errors.Is(err, booking.ErrUndeliverable); got != c.forGood {
+			t.Errorf("%s %d: for good %v, want %v", c.op, c.code, got, c.forGood)
+		}
+	}
+}

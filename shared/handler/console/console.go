@@ -77,6 +77,21 @@ type req struct {
 	sess *Session
 	keys *keys
 	form url.Values
+	// now is the database's time, read once per page for the rules that
+	// decide which buttons a booking shows.
+	now time.Time
+}
+
+// dbNow returns the database's time, reading it on first use.
+func (q *req) dbNow() (time.Time, error) {
+	if q.now.IsZero() {
+		now, err := q.d.Svc.Now(q.ctx)
+		if err != nil {
+			return time.Time{}, err
+		}
+		q.now = now
+	}
+	return q.now, nil
 }
 
 func (q *req) loc() *time.Location { return q.d.Cfg.ShopTZ }

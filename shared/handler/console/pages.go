@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -105,6 +104,9 @@ func (c *Console) today(q *req) (*apigw.Response, error) {
 	if err != nil {
 		return nil, err
 	}
+	if _, err := q.dbNow(); err != nil {
+		return nil, err
+	}
 	body := &todayBody{Date: day.Format(time.DateOnly), Weekday: weekdays[day.Weekday()],
 		Prev: from.AddDate(0, 0, -1).Format(time.DateOnly), Next: to.Format(time.DateOnly),
 		IsToday: day.Equal(c.shopDay(q))}
@@ -140,7 +142,7 @@ func (q *req) row(b *booking.Booking) bookingRow {
 	}
 	what := fmt.Sprintf("预约 #%d（%s）", b.ID, b.StartAt.In(q.loc()).Format("01-02 15:04"))
 	for _, a := range bookingActions {
-		if slices.Contains(a.For, b.Status) {
+		if a.Shown(q.d.Svc, b, q.now) {
 			r.Actions = append(r.Actions, actionButton{Name: a.Name, Label: a.Label, Confirm: fmt.Sprintf(a.Confirm, what), Danger: a.Danger})
 		}
 	}
@@ -236,6 +238,9 @@ func (c *Console) bookingPage(q *req) (*apigw.Response, error) {
 		return render(http.StatusNotFound, "booking", p), nil
 	}
 	if err != nil {
+		return nil, err
+	}
+	if _, err := q.dbNow(); err != nil {
 		return nil, err
 	}
 	row := q.row(b)
@@ -579,6 +584,9 @@ type healthBody struct {
 func (c *Console) health(q *req) (*apigw.Response, error) {
 	h, err := q.d.Svc.Health(q.ctx)
 	if err != nil {
+		return nil, err
+	}
+	if _, err := q.dbNow(); err != nil {
 		return nil, err
 	}
 	body := &healthBody{Items: healthItems(h, q.loc()), Drift: h.Drift}

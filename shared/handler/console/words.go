@@ -16,21 +16,27 @@ import (
 // waitlist length, the notifications that fail): one line each.
 
 // bookingAction is one button on a booking. The service decides whether the
-// change is allowed; For only hides a button that could never succeed.
+// change is allowed; Shown asks the same rule (of package booking, at the
+// database's time) so that a button appears only when it would be accepted.
 type bookingAction struct {
-	Name    string           // the form's do=
-	Label   string           // the button
-	Confirm string           // asked before sending; %s is the booking (#id 10:00 …)
-	Done    string           // the outcome, after "预约 #id "
-	Danger  bool             // shown in red
-	For     []booking.Status // the statuses the button is shown for
+	Name    string // the form's do=
+	Label   string // the button
+	Confirm string // asked before sending; %s is the booking (#id 10:00 …)
+	Done    string // the outcome, after "预约 #id "
+	Danger  bool   // shown in red
+	Shown   func(s *service.Service, b *booking.Booking, now time.Time) bool
 	Run     func(*service.Service, context.Context, int64) (*booking.Booking, error)
 }
 
 var bookingActions = []bookingAction{
-	{Name: "checkin", Label: "签到", Confirm: "确认 %s 已到店签到？", Done: "已签到", For: []booking.Status{booking.StatusConfirmed, booking.StatusNoShow}, Run: (*service.Service).CheckIn},
-	{Name: "noshow", Label: "未到店", Confirm: "确认 %s 没有来？定金不退，时段开始后才能标记。", Done: "已标记为未到店（定金不退）", For: []booking.Status{booking.StatusConfirmed}, Run: (*service.Service).MarkNoShow},
-	{Name: "cancel", Label: "取消并退款", Confirm: "确认取消 %s？已付的定金将全额退回。", Done: "已取消（已付的定金全额退回，见退款状态）", Danger: true, For: []booking.Status{booking.StatusPending, booking.StatusConfirmed}, Run: (*service.Service).CancelBySalon},
+	{Name: "checkin", Label: "签到", Confirm: "确认 %s 已到店签到？", Done: "已签到", Run: (*service.Service).CheckIn,
+		Shown: func(s *service.Service, b *booking.Booking, now time.Time) bool {
+			return b.CanCheckIn(now, s.CheckinOpensBefore)
+		}},
+	{Name: "noshow", Label: "未到店", Confirm: "确认 %s 没有来？定金不退。", Done: "已标记为未到店（定金不退）", Run: (*service.Service).MarkNoShow,
+		Shown: func(_ *service.Service, b *booking.Booking, now time.Time) bool { return b.CanMarkNoShow(now) }},
+	{Name: "cancel", Label: "取消并退款", Confirm: "确认取消 %s？已付的定金将全额退回。", Done: "已取消（已付的定金全额退回，见退款状态）", Danger: true, Run: (*service.Service).CancelBySalon,
+		Shown: func(_ *service.Service, b *booking.Booking, _ time.Time) bool { return b.Status.Unfinished() }},
 }
 
 func actionNamed(name string) (*bookingAction, bool) {
