@@ -78,6 +78,17 @@ func (rt *Router) Handle(method, pattern string, h HandlerFunc) {
 	rt.routes = append(rt.routes, route{method: method, pattern: pattern, segs: segs, h: h})
 }
 
+// Routes lists what the router serves, "METHOD pattern" in the order they were
+// registered, so that the documentation can be checked against the code
+// (infra/doccheck) without a request being made.
+func (rt *Router) Routes() []string {
+	out := make([]string, len(rt.routes))
+	for i, r := range rt.routes {
+		out[i] = r.method + " " + r.pattern
+	}
+	return out
+}
+
 func isParam(seg string) bool { return strings.HasPrefix(seg, "{") }
 
 func sameShape(a, b []string) bool {
