@@ -390,7 +390,7 @@ func (h *Host) start(ctx context.Context, p *pool) (*instance, *InvokeError, err
 	h.mu.Unlock()
 	go h.reap(in, stdout, stderr)
 
-	// scf-go-lib listens only after main has run up to cloudfunction.Start, and
+	// scf-go-lib listens only after main has run up to apigw.Start, and
 	// Linux tells nobody when another process starts listening: dial, and when
 	// the dial is refused dial again after a pause that starts at 50 us and
 	// doubles up to 1 ms. A cold start is then seen within about a millisecond

@@ -190,9 +190,9 @@ func Logger(ctx context.Context) *slog.Logger {
 	return slog.Default()
 }
 
-// Invoke is the SCF handler: pass it to cloudfunction.Start. It never returns a Go
-// error, because the platform would answer that as 200 with an error text; every
-// failure becomes an error response. It logs exactly one line per request.
+// Invoke is the SCF handler: pass it to Start (cloudfunction.Start on SCF). It
+// never returns a Go error, because the platform would answer that as 200 with
+// an error text; every failure becomes an error response. It logs exactly one line per request.
 func (rt *Router) Invoke(ctx context.Context, raw json.RawMessage) (out Response, _ error) {
 	defer func() {
 		// Only a bug in this package gets here; handler panics are recovered in call.
