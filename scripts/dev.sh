@@ -40,6 +40,13 @@ RELEASE_EVERY="${RELEASE_EVERY:-1m}"
 WXPAYSIM_ADDR="${WXPAYSIM_ADDR:-127.0.0.1:8091}"
 WXLOGINSIM_ADDR="${WXLOGINSIM_ADDR:-127.0.0.1:8092}"
 export RELEASE_EVERY
+# Everything dev.sh starts listens on 127.0.0.1 only: the gateway, the
+# simulators, the private MariaDB, and the function processes (scfhost sets
+# apigw.ListenHostEnv for them). Published dev secrets must not be reachable
+# from the network.
+for addr in "$WXPAYSIM_ADDR" "$WXLOGINSIM_ADDR"; do
+  [[ "${addr%:*}" == 127.0.0.1 ]] || die "$addr: dev.sh listens on 127.0.0.1 only; give 127.0.0.1:<port>"
+done
 # Local development: the functions accept the DEV-ONLY secrets below (and a short
 # ADMIN_TOKEN), which they refuse anywhere SALON_DEV is not 1. serverless.yml
 # never passes it, so a deployed function is never in this mode.

@@ -4,12 +4,11 @@
 package main
 
 import (
-	"github.com/tencentyun/scf-go-lib/cloudfunction"
-
+	"salon/shared/apigw"
 	"salon/shared/handler"
 	"salon/shared/wire"
 )
 
 func main() {
-	cloudfunction.Start(handler.LoginRouter(&wire.Env{}).Invoke)
+	apigw.Start(handler.LoginRouter(&wire.Env{}).Invoke)
 }

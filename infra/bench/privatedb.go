@@ -52,7 +52,18 @@ func startPrivateServer(ctx context.Context, settings ...string) (*privateServer
 		user = os.Getenv("USER")
 	}
 	data := filepath.Join(dir, "data")
-	if out, err := exec.CommandContext(ctx, install, "--no-defaults", "--datadir="+data, "--auth-root-authentication-method=normal",
+	// Its own tmpdir, beside the data directory (inside it, MariaDB would
+	// list it as a database): the default is the system's /tmp, shared with
+	// every other mariadbd on the machine, whose temporary tables
+	// (#sql-temptable-<pid>-...) can then collide with this one's ("Error on
+	// delete of '#sql-temptable-...MAI' (Errcode: 2)"). mariadb-install-db
+	// passes the option on to its bootstrap server.
+	tmp := filepath.Join(dir, "tmp")
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	if out, err := exec.CommandContext(ctx, install, "--no-defaults", "--datadir="+data, "--tmpdir="+tmp, "--auth-root-authentication-method=normal",
 		"--user="+user, "--skip-test-db").CombinedOutput(); err != nil {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("mariadb-install-db: %v: %s", err, shortErr(string(out)))
@@ -63,7 +74,7 @@ func startPrivateServer(ctx context.Context, settings ...string) (*privateServer
 		return nil, err
 	}
 	args := []string{"--no-defaults", "--datadir=" + data, "--socket=" + filepath.Join(dir, "mysqld.sock"),
-		"--pid-file=" + filepath.Join(dir, "mysqld.pid"), "--port=" + strconv.Itoa(port), "--bind-address=127.0.0.1",
+		"--pid-file=" + filepath.Join(dir, "mysqld.pid"), "--tmpdir=" + tmp, "--port=" + strconv.Itoa(port), "--bind-address=127.0.0.1",
 		"--user=" + user, "--skip-name-resolve", "--max-connect-errors=1000000000"}
 	for _, s := range settings {
 		args = append(args, "--"+s)

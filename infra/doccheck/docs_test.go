@@ -1,9 +1,10 @@
 // Package doccheck keeps the documentation that lives beside the code true: the
 // top README stays short and starts with the two commands, its map reaches every
 // README in the repository, every link in a Markdown file resolves (file and
-// heading), every repository path a README quotes exists, and nothing cites a
-// document that is not in the repository. It has no code of its own, only this
-// test; it needs no database.
+// heading), every repository path a README quotes exists, nothing cites a
+// document that is not in the repository, and the error codes, routes and
+// deploy settings the READMEs list are the code's (drift_test.go). It has no
+// code of its own, only tests; it needs no database.
 package doccheck
 
 import (

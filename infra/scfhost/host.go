@@ -29,6 +29,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"salon/shared/apigw"
 )
 
 // Defaults for the zero values of Function's fields.
@@ -50,6 +52,10 @@ const (
 	TypeInitError     = "InitError"       // the process did not come up (exited, or never listened)
 	TypeRuntimeError  = "RuntimeError"    // the process answered the RPC with a protocol error
 )
+
+// listenHost is the only address a function process listens on: loopback,
+// where the host dials it.
+const listenHost = "127.0.0.1"
 
 // pingTimeout bounds the health check of a warm process before it is reused.
 const pingTimeout = 2 * time.Second
@@ -365,6 +371,10 @@ func (h *Host) start(ctx context.Context, p *pool) (*instance, *InvokeError, err
 	cmd.Env = append(append([]string(nil), p.env...),
 		"_LAMBDA_SERVER_PORT="+strconv.Itoa(port),
 		"_SCF_SERVER_PORT="+strconv.Itoa(port),
+		// On SCF the runtime listens on 0.0.0.0; on a developer's machine that
+		// would put every function on the network. apigw.Start listens on
+		// this host instead when it is set (SCF never sets it).
+		apigw.ListenHostEnv+"="+listenHost,
 	)
 	cmd.Stdout = stdout
 	cmd.Stderr = stderr
@@ -380,7 +390,7 @@ func (h *Host) start(ctx context.Context, p *pool) (*instance, *InvokeError, err
 	h.mu.Unlock()
 	go h.reap(in, stdout, stderr)
 
-	// scf-go-lib listens only after main has run up to cloudfunction.Start, and
+	// scf-go-lib listens only after main has run up to apigw.Start, and
 	// Linux tells nobody when another process starts listening: dial, and when
 	// the dial is refused dial again after a pause that starts at 50 us and
 	// doubles up to 1 ms. A cold start is then seen within about a millisecond
@@ -435,8 +445,8 @@ func (h *Host) start(ctx context.Context, p *pool) (*instance, *InvokeError, err
 // race to another program exits, which start reports as an init error.
 func (h *Host) reservePort() (int, error) {
 	for range 50 {
-		// The runtime binds 0.0.0.0:port, so probe the same address.
-		l, err := net.Listen("tcp4", "0.0.0.0:0")
+		// The function binds listenHost:port, so probe the same address.
+		l, err := net.Listen("tcp4", net.JoinHostPort(listenHost, "0"))
 		if err != nil {
 			return 0, fmt.Errorf("scfhost: find a free port: %w", err)
 		}

@@ -46,17 +46,22 @@ start_private_mariadb() {
       return 1
     fi
   fi
-  mkdir -p "$dir"
+  # Its own tmpdir, beside the data directory (inside it, MariaDB would list it as
+  # a database): by default every mariadbd on the machine uses /tmp, and their
+  # temporary tables (#sql-temptable-<pid>-...) then collide ("Error on delete of
+  # '#sql-temptable-...MAI' (Errcode: 2)"). mariadb-install-db passes it on to its
+  # bootstrap server.
+  mkdir -p "$dir" "$dir/tmp"
   if ! tcp_answers 127.0.0.1 "$PRIVATE_PORT"; then
     if [ ! -d "$dir/data/mysql" ]; then
       echo "mysql: initialising a private MariaDB in $dir" >&2
-      mariadb-install-db --no-defaults --datadir="$dir/data" --auth-root-authentication-method=normal \
+      mariadb-install-db --no-defaults --datadir="$dir/data" --tmpdir="$dir/tmp" --auth-root-authentication-method=normal \
         --user="$(id -un)" --skip-test-db >"$dir/install.log" 2>&1 ||
         { cat "$dir/install.log" >&2; return 1; }
     fi
     echo "mysql: starting a private MariaDB on 127.0.0.1:$PRIVATE_PORT (data in $dir)" >&2
     nohup "$mariadbd" --no-defaults --datadir="$dir/data" --socket="$dir/mysqld.sock" \
-      --pid-file="$dir/mysqld.pid" --port="$PRIVATE_PORT" --bind-address=127.0.0.1 \
+      --pid-file="$dir/mysqld.pid" --tmpdir="$dir/tmp" --port="$PRIVATE_PORT" --bind-address=127.0.0.1 \
       --user="$(id -un)" --max-connections=500 >"$dir/mysqld.log" 2>&1 &
     for _ in $(seq 1 120); do
       tcp_answers 127.0.0.1 "$PRIVATE_PORT" && break

@@ -78,6 +78,17 @@ func (rt *Router) Handle(method, pattern string, h HandlerFunc) {
 	rt.routes = append(rt.routes, route{method: method, pattern: pattern, segs: segs, h: h})
 }
 
+// Routes lists what the router serves, "METHOD pattern" in the order they were
+// registered, so that the documentation can be checked against the code
+// (infra/doccheck) without a request being made.
+func (rt *Router) Routes() []string {
+	out := make([]string, len(rt.routes))
+	for i, r := range rt.routes {
+		out[i] = r.method + " " + r.pattern
+	}
+	return out
+}
+
 func isParam(seg string) bool { return strings.HasPrefix(seg, "{") }
 
 func sameShape(a, b []string) bool {
@@ -179,9 +190,9 @@ func Logger(ctx context.Context) *slog.Logger {
 	return slog.Default()
 }
 
-// Invoke is the SCF handler: pass it to cloudfunction.Start. It never returns a Go
-// error, because the platform would answer that as 200 with an error text; every
-// failure becomes an error response. It logs exactly one line per request.
+// Invoke is the SCF handler: pass it to Start (cloudfunction.Start on SCF). It
+// never returns a Go error, because the platform would answer that as 200 with
+// an error text; every failure becomes an error response. It logs exactly one line per request.
 func (rt *Router) Invoke(ctx context.Context, raw json.RawMessage) (out Response, _ error) {
 	defer func() {
 		// Only a bug in this package gets here; handler panics are recovered in call.

@@ -355,3 +355,16 @@ func TestHandlePanicsOnBadPattern(t *testing.T) {
 	rt.Handle("GET", "/a/{id}", nil)
 	rt.Handle("GET", "/a/{other}", nil)
 }
+
+// TestRoutes: the router lists what it serves, method upper-cased as Handle
+// stores it, in the order of registration.
+func TestRoutes(t *testing.T) {
+	rt := NewRouter("test", nil)
+	h := func(ctx context.Context, r *Request) (*Response, error) { return NoContent(), nil }
+	rt.Handle("post", "/bookings/{id}/pay", h)
+	rt.Handle("GET", "/bookings/mine", h)
+	got := strings.Join(rt.Routes(), ", ")
+	if want := "POST /bookings/{id}/pay, GET /bookings/mine"; got != want {
+		t.Errorf("Routes() = %s, want %s", got, want)
+	}
+}

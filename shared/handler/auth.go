@@ -1,8 +1,9 @@
 // Package handler turns the gateway's requests into service calls: each
-// function's main builds one of the routers here and hands it to
-// cloudfunction.Start. A handler checks who is asking, decodes and checks the
-// request's shape, calls the service, and shapes the JSON answer; the rules
-// themselves live in the service and the booking package.
+// function's main builds one of the routers here and hands it to apigw.Start
+// (the SCF runtime's cloudfunction.Start on SCF). A handler checks who is
+// asking, decodes and checks the request's shape, calls the service, and
+// shapes the JSON answer; the rules themselves live in the service and the
+// booking package.
 package handler
 
 import (

@@ -24,16 +24,21 @@ var (
 )
 
 var (
-	slotsFunction   = wire.Function{Name: "slots", Settings: joinSettings(storeSettings, settingList("SHOP_TZ"))}
-	loginFunction   = wire.Function{Name: "login", Settings: settingList("SHOP_TZ", "SESSION_SECRET", "WX_APPID", "WX_APPSECRET", "WX_API_BASE")}
+	slotsFunction = wire.Function{Name: "slots", Settings: joinSettings(storeSettings, settingList("SHOP_TZ"))}
+	// login requires what it checks before every login (LoginRouter).
+	loginFunction = wire.Function{Name: "login", Settings: settingList("SHOP_TZ", "SESSION_SECRET", "WX_APPID", "WX_APPSECRET", "WX_API_BASE"),
+		Required: settingList("SESSION_SECRET", "WX_APPID", "WX_APPSECRET")}
+	// The customer routes require SESSION_SECRET to verify a token (customerOf);
+	// the admin function's console requires it to sign its sessions.
 	reserveFunction = wire.Function{Name: "reserve", Settings: joinSettings(storeSettings, weChatPaySettings,
-		settingList("SHOP_TZ", "SESSION_SECRET", "NO_SHOW_LIMIT", "CANCEL_FREE_HOURS"))}
+		settingList("SHOP_TZ", "SESSION_SECRET", "NO_SHOW_LIMIT", "CANCEL_FREE_HOURS")), Required: settingList("SESSION_SECRET")}
 	// NO_SHOW_LIMIT is also the rule of every waitlist offer, made wherever a
 	// seat comes free: a cancel, the salon's changes, an expiry in the release run.
 	cancelFunction = wire.Function{Name: "cancel", Settings: joinSettings(storeSettings, weChatPaySettings,
-		settingList("SHOP_TZ", "SESSION_SECRET", "CANCEL_FREE_HOURS", "NO_SHOW_LIMIT"))}
+		settingList("SHOP_TZ", "SESSION_SECRET", "CANCEL_FREE_HOURS", "NO_SHOW_LIMIT")), Required: settingList("SESSION_SECRET")}
 	adminFunction = wire.Function{Name: "admin", Settings: joinSettings(storeSettings, weChatPaySettings,
-		settingList("SHOP_TZ", "ADMIN_TOKEN", "CANCEL_FREE_HOURS", "SHOP_NAME", "NO_SHOW_LIMIT", "CHECKIN_OPENS_BEFORE"))}
+		settingList("SHOP_TZ", "ADMIN_TOKEN", "CANCEL_FREE_HOURS", "SHOP_NAME", "NO_SHOW_LIMIT", "CHECKIN_OPENS_BEFORE")),
+		Required: settingList("SESSION_SECRET")}
 	payNotifyFunction = wire.Function{Name: "paynotify", Settings: joinSettings(storeSettings, weChatPaySettings)}
 	releaseFunction   = wire.Function{Name: "release", Settings: joinSettings(storeSettings, weChatPaySettings, settingList("NO_SHOW_LIMIT"))}
 )

@@ -79,7 +79,7 @@ func LoginRouter(e *wire.Env) *apigw.Router {
 	e = e.For(loginFunction)
 	rt := apigw.NewRouter("login", e.Logger())
 	rt.Handle(http.MethodPost, "/login", withDeps(e, func(ctx context.Context, d *wire.Deps, r *apigw.Request) (*apigw.Response, error) {
-		if err := d.Cfg.Require("SESSION_SECRET", "WX_APPID", "WX_APPSECRET"); err != nil {
+		if err := d.Cfg.Require(loginFunction.Required...); err != nil {
 			return nil, err
 		}
 		var body struct {

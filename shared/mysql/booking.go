@@ -121,10 +121,10 @@ func (db *DB) listBookings(ctx context.Context, where string, args ...any) ([]*b
 	return out, rows.Err()
 }
 
-// Reserve takes a seat for the customer (steps 1-4 of "The reservation, step by
-// step" in shared/README.md). It answers the
-// booking and whether this call created it (false when an idempotency key named an
-// existing reservation).
+// Reserve takes a seat for the customer (steps 1-3 of "The reservation, step by
+// step" in shared/README.md; step 4, the WeChat order, is the service's). It
+// answers the booking and whether this call created it (false when an
+// idempotency key named an existing reservation).
 //
 // The order of work matters when a hundred customers want the last seat: every
 // check that needs no lock runs first (one read), then one round trip takes the

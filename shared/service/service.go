@@ -79,8 +79,8 @@ type Reservation struct {
 	Created bool
 }
 
-// Reserve takes a seat (steps 1-4 of "The reservation, step by step" in
-// shared/README.md) and then asks WeChat for the payment (step 5). If WeChat
+// Reserve takes a seat (steps 1-3 of "The reservation, step by step" in
+// shared/README.md) and then asks WeChat for the payment (step 4). If WeChat
 // cannot be reached the booking stays pending and the error is
 // UPSTREAM_UNAVAILABLE: the customer asks again with the same idempotency key or
 // POST /bookings/{id}/pay, and the timer releases the hold if they never pay.

@@ -55,9 +55,49 @@ type Env struct {
 }
 
 // Function names one SCF function and the settings (config names) it uses.
+// Required are those of its settings without a default that it cannot serve
+// without (each is checked with config.Require where it is needed; here they
+// are named so that CheckSettings can refuse a deploy that leaves one empty).
 type Function struct {
 	Name     string
 	Settings []string
+	Required []string
+}
+
+// CheckSettings runs, without connecting anywhere, the checks a function runs
+// on its settings when it starts: the configuration of the settings it uses
+// (config.LoadFor), the settings it requires, the WeChat Pay client's settings
+// when WECHATPAY_MCHID switches it on, and the notification templates. The
+// deploy preflight (infra/cmd/deploycheck) asks it of each function's
+// environment, as serverless.yml would give it, before anything is deployed.
+// Checks that need the network (MYSQL_DSN's server, WECHATPAY_PLATFORM_CERTS=
+// download) are left to the function.
+func CheckSettings(fn Function, getenv func(string) string) error {
+	cfg, err := config.LoadFor(getenv, fn.Settings)
+	if err != nil {
+		return err
+	}
+	if err := cfg.Require(fn.Required...); err != nil {
+		return err
+	}
+	var errs []error
+	if getenv("WECHATPAY_MCHID") != "" && slices.Contains(fn.Settings, "WECHATPAY_MCHID") {
+		// As build: the client of a function that uses WeChat Pay.
+		pcfg, err := wechatpay.ConfigFromEnv(getenv)
+		if err == nil && !pcfg.DownloadPlatformCerts {
+			_, err = wechatpay.New(pcfg)
+		}
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if cfg.WXAppID != "" && cfg.WXAppSecret != "" {
+		// A function logs these and turns the kind off; before a deploy, a
+		// template that would silently send nothing is a mistake to fix.
+		_, terrs := wxmsg.TemplatesFromEnv(getenv)
+		errs = append(errs, terrs...)
+	}
+	return errors.Join(errs...)
 }
 
 // For returns the Env of one function: the same environment, logger, audit

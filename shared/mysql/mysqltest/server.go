@@ -81,7 +81,13 @@ func StartServer(tb testing.TB, opt ServerOptions) *Server {
 		s.kill()
 		os.RemoveAll(dir)
 	})
+	if err := os.Mkdir(s.tmpDir(), 0o700); err != nil {
+		tb.Fatal(err)
+	}
+	// The bootstrap server of mariadb-install-db takes --tmpdir like mariadbd
+	// (it passes options it does not know on), and needs it as much.
 	out, err := exec.Command(install, "--no-defaults", "--datadir="+filepath.Join(dir, "data"),
+		"--tmpdir="+s.tmpDir(),
 		"--auth-root-authentication-method=normal", "--user="+currentUser(), "--skip-test-db",
 		"--innodb-log-file-size=8M").CombinedOutput()
 	if err != nil {
@@ -112,6 +118,15 @@ func StartServer(tb testing.TB, opt ServerOptions) *Server {
 	}
 	return s
 }
+
+// tmpDir is the server's own temporary directory, beside its data directory
+// (inside it, MariaDB would list it as a database). Left at its default,
+// tmpdir is the system's /tmp, shared with every other mariadbd on the
+// machine: the temporary tables of one server (#sql-temptable-<pid>-...) were
+// then deleted or replaced by another's, and a server failed with "Error on
+// delete of '#sql-temptable-...MAI' (Errcode: 2)", mid-test or while
+// mariadb-install-db bootstrapped it.
+func (s *Server) tmpDir() string { return filepath.Join(s.dir, "tmp") }
 
 func lookBinary(name string, fallbacks ...string) string {
 	if p, err := exec.LookPath(name); err == nil {
@@ -175,6 +190,7 @@ func (s *Server) Start() {
 		"--datadir=" + filepath.Join(s.dir, "data"),
 		"--socket=" + filepath.Join(s.dir, "mysqld.sock"),
 		"--pid-file=" + filepath.Join(s.dir, "mysqld.pid"),
+		"--tmpdir=" + s.tmpDir(),
 		"--port=" + strconv.Itoa(s.port), "--bind-address=127.0.0.1",
 		"--user=" + currentUser(),
 		"--innodb-buffer-pool-size=32M", "--innodb-log-file-size=8M",

@@ -12,7 +12,8 @@ import (
 	"salon/shared/mysql"
 )
 
-// TestPrivateServer: the private server starts, refuses the application
+// TestPrivateServer: the private server starts with a tmpdir of its own (not
+// the system's, shared with every other mariadbd), refuses the application
 // account's connections beyond max_connections with 1040, stops, and starts
 // again with its data.
 func TestPrivateServer(t *testing.T) {
@@ -21,6 +22,14 @@ func TestPrivateServer(t *testing.T) {
 	srv := StartServer(t, ServerOptions{MaxConnections: 10})
 	store, dsn := srv.Open(t, 1)
 	slot := AddSlot(t, store, 48*3600e9, 3, 5000)
+
+	var tmpdir string
+	if err := store.SQL().QueryRowContext(ctx, "SELECT @@tmpdir").Scan(&tmpdir); err != nil {
+		t.Fatal(err)
+	}
+	if tmpdir != srv.tmpDir() {
+		t.Errorf("tmpdir %q, want the server's own %q", tmpdir, srv.tmpDir())
+	}
 
 	// Hold connections until the server refuses one.
 	var held []*sql.Conn

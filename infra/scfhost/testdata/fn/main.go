@@ -11,10 +11,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"salon/shared/apigw"
 	"sync/atomic"
 	"time"
 
-	"github.com/tencentyun/scf-go-lib/cloudfunction"
 	"github.com/tencentyun/scf-go-lib/functioncontext"
 )
 
@@ -128,5 +128,7 @@ func main() {
 	case "hang":
 		time.Sleep(time.Hour)
 	}
-	cloudfunction.Start(handle)
+	// As the product's functions start: the library's runtime, on the host the
+	// local runtime names.
+	apigw.Start(handle)
 }
