@@ -154,7 +154,7 @@ func TestReserveOnANonUTF8MB4Schema(t *testing.T) {
 			}
 			slot := mysqltest.AddSlot(t, store, 48*time.Hour, 3, 5000)
 			for _, c := range []struct{ openid, key string }{
-				{"o-ascii", "预约-键😀"},  // 😀 is outside utf8mb3, 预约 outside latin1
+				{"o-ascii", "预约-键😀"},   // 😀 is outside utf8mb3, 预约 outside latin1
 				{"o-顾客😀", "plain-key"}, // an openid is data too
 			} {
 				b, created, err := store.Reserve(ctx, booking.ReserveRequest{OpenID: c.openid, SlotID: slot, IdemKey: c.key})
