@@ -83,6 +83,9 @@ func Config(dsn string) (*mysql.Config, error) {
 	// reserveSQL), and without them a value that escaped its string, had the
 	// escaping ever failed (above), could not start a statement of its own.
 	cfg.MultiStatements = false
+	// Affected rows mean changed rows, whatever the DSN asks: CreateSlots
+	// counts the slots it created by them (an existing start is 0 rows).
+	cfg.ClientFoundRows = false
 	if cfg.Params == nil {
 		cfg.Params = map[string]string{}
 	}
