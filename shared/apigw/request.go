@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -37,7 +38,8 @@ func (r *Request) BearerToken() string {
 }
 
 // DecodeJSON decodes the request body into v strictly: one JSON value, no unknown
-// fields, no wrong types, nothing after it. Any failure is BAD_REQUEST with a short
+// fields, names matched exactly, no key twice in an object, no wrong types,
+// nothing after it. Any failure is BAD_REQUEST with a short
 // detail for the log that never quotes the body.
 func DecodeJSON(r *Request, v any) error {
 	body := bytes.TrimSpace(r.Body)
@@ -46,6 +48,11 @@ func DecodeJSON(r *Request, v any) error {
 	}
 	if bytes.Equal(body, []byte("null")) {
 		return booking.Errorf(booking.EBADREQUEST, "body is null")
+	}
+	// Exact names and each key once, before anything is decoded into v (so a
+	// refused body leaves v alone); malformed JSON is left to the decoder below.
+	if err := checkKeys(body, reflect.TypeOf(v)); err != nil && !errors.Is(err, errSyntax) {
+		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()

@@ -33,6 +33,16 @@ func TestDecodeJSON(t *testing.T) {
 		{"trailing object", `{"code":"abc"}{"code":"x"}`, booking.EBADREQUEST, "trailing data"},
 		{"trailing garbage", `{"code":"abc"} x`, booking.EBADREQUEST, "trailing data"},
 		{"trailing comma", `{"code":"abc"},`, booking.EBADREQUEST, "trailing data"},
+		// encoding/json matches names case-insensitively and keeps the last of a
+		// repeated key; the contract wants exact names and each key once.
+		{"name in capitals", `{"SLOTID":36}`, booking.EBADREQUEST, "unknown field"},
+		{"name in another case", `{"code":"abc","slotid":7}`, booking.EBADREQUEST, "unknown field"},
+		{"name with a long s", "{\"code\":\"abc\",\"\u017flotId\":1}", booking.EBADREQUEST, "unknown field"}, // Go folds ſ to s
+		{"duplicated key", `{"slotId":1,"slotId":2}`, booking.EBADREQUEST, "duplicate key"},
+		{"duplicated key, same value", `{"code":"a","code":"a"}`, booking.EBADREQUEST, "duplicate key"},
+		{"duplicated key, other case", `{"slotId":1,"SlotId":2}`, booking.EBADREQUEST, "unknown field"},
+		{"duplicated key, escaped", `{"code":"a","c\u006fde":"b"}`, booking.EBADREQUEST, "duplicate key"},
+		{"escaped exact name", `{"c\u006fde":"abc"}`, "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -50,6 +60,45 @@ func TestDecodeJSON(t *testing.T) {
 		err := DecodeJSON(&Request{Body: []byte(`{"slotId":"s3cr3t-value"}`)}, &login{})
 		if err == nil || strings.Contains(err.Error(), "s3cr3t") {
 			t.Errorf("err = %v", err)
+		}
+	})
+	t.Run("nested objects are checked too", func(t *testing.T) {
+		type inner struct {
+			N int `json:"n"`
+		}
+		type outer struct {
+			In    inner            `json:"in"`
+			List  []inner          `json:"list"`
+			Ptr   *inner           `json:"ptr"`
+			Map   map[string]int   `json:"map"`
+			Any   any              `json:"any"`
+			Plain int              // no tag: its Go name, exactly
+			Skip  int              `json:"-"`
+			Raw   map[string]inner `json:"raw"`
+		}
+		for body, code := range map[string]string{
+			`{"in":{"n":1},"list":[{"n":1},{"n":2}],"ptr":{"n":3},"map":{"a":1,"A":2},"any":{"x":{"y":1}},"Plain":1,"raw":{"k":{"n":1}}}`: "",
+			`{"in":{"N":1}}`:              booking.EBADREQUEST,
+			`{"in":{"n":1,"n":2}}`:        booking.EBADREQUEST,
+			`{"list":[{"n":1},{"N":2}]}`:  booking.EBADREQUEST,
+			`{"ptr":{"n":1,"n":1}}`:       booking.EBADREQUEST,
+			`{"map":{"a":1,"a":2}}`:       booking.EBADREQUEST,
+			`{"any":{"x":{"y":1,"y":2}}}`: booking.EBADREQUEST,
+			`{"any":[{"y":1,"y":2}]}`:     booking.EBADREQUEST,
+			`{"plain":1}`:                 booking.EBADREQUEST,
+			`{"Skip":1}`:                  booking.EBADREQUEST,
+			`{"-":1}`:                     booking.EBADREQUEST,
+			`{"raw":{"k":{"n":1,"N":2}}}`: booking.EBADREQUEST,
+		} {
+			if got := booking.ErrorCode(DecodeJSON(&Request{Body: []byte(body)}, &outer{})); got != code {
+				t.Errorf("%s: code %q, want %q", body, got, code)
+			}
+		}
+	})
+	t.Run("a refused body leaves the value alone", func(t *testing.T) {
+		v := login{Code: "before"}
+		if err := DecodeJSON(&Request{Body: []byte(`{"code":"after","CODE":"x"}`)}, &v); err == nil || v.Code != "before" {
+			t.Errorf("err = %v, value %+v", err, v)
 		}
 	})
 	t.Run("non-pointer is internal", func(t *testing.T) {

@@ -35,10 +35,10 @@ func (s *Schedule) Slots(loc *time.Location) ([]ScheduledSlot, error) {
 	if s.From == "" || s.To == "" || s.Open == "" || s.Close == "" || s.SlotMinutes == nil || s.Capacity == nil || s.PriceFen == nil {
 		return bad("schedule: every field is required")
 	}
-	from, err1 := time.ParseInLocation("2006-01-02", s.From, loc)
-	to, err2 := time.ParseInLocation("2006-01-02", s.To, loc)
+	from, err1 := ParseDate(s.From, loc)
+	to, err2 := ParseDate(s.To, loc)
 	if err1 != nil || err2 != nil {
-		return bad("schedule: from/to must be real dates YYYY-MM-DD")
+		return bad("schedule: from/to must be real dates YYYY-MM-DD in years %d-%d", MinDateYear, MaxDateYear)
 	}
 	if from.After(to) {
 		return bad("schedule: from after to")
@@ -76,12 +76,37 @@ func (s *Schedule) Slots(loc *time.Location) ([]ScheduledSlot, error) {
 	return out, nil
 }
 
-// DayBounds returns the start of the shop day named by date (YYYY-MM-DD) and of
-// the next day. A slot is listed under the day it starts.
-func DayBounds(date string, loc *time.Location) (time.Time, time.Time, error) {
-	day, err := time.ParseInLocation("2006-01-02", date, loc)
+// The years a date of the API may name (functions/README.md, "Conventions").
+// Go parses 0000-9999, but MySQL's DATETIME starts at 1000-01-01 (earlier
+// values are errors or zero dates, depending on sql_mode), and a day, a week or
+// a 92-day schedule starting in 9999 runs past 9999-12-31, the last it can
+// hold. Every start this allows, plus a week or a schedule's end, still fits.
+const (
+	MinDateYear = 1000
+	MaxDateYear = 9998
+)
+
+// ParseDate is the one date rule of the API, used by every handler, the
+// console and the schedule's validation: date is YYYY-MM-DD (exactly that
+// shape, a day that exists) in years MinDateYear-MaxDateYear, and names
+// midnight of that day in loc, the shop's zone. Anything else is BAD_REQUEST.
+func ParseDate(date string, loc *time.Location) (time.Time, error) {
+	day, err := time.ParseInLocation(time.DateOnly, date, loc)
 	if err != nil {
-		return time.Time{}, time.Time{}, Errorf(EBADREQUEST, "date %q is not YYYY-MM-DD", date)
+		return time.Time{}, Errorf(EBADREQUEST, "date %.40q is not YYYY-MM-DD", date)
+	}
+	if y := day.Year(); y < MinDateYear || y > MaxDateYear {
+		return time.Time{}, Errorf(EBADREQUEST, "date %s: the year is outside %d-%d", date, MinDateYear, MaxDateYear)
+	}
+	return day, nil
+}
+
+// DayBounds returns the start of the shop day named by date (see ParseDate)
+// and of the next day. A slot is listed under the day it starts.
+func DayBounds(date string, loc *time.Location) (time.Time, time.Time, error) {
+	day, err := ParseDate(date, loc)
+	if err != nil {
+		return time.Time{}, time.Time{}, err
 	}
 	return day, day.AddDate(0, 0, 1), nil
 }

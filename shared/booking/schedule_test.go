@@ -69,3 +69,47 @@ func TestErrorCodeNeverLeaksDetail(t *testing.T) {
 type errTest string
 
 func (e errTest) Error() string { return string(e) }
+
+// TestParseDate: the contract's dates are YYYY-MM-DD in years 1000-9998. Go's
+// time package parses years 0000-9999, which the database refuses (years before
+// 1000) or cannot hold a day past (9999-12-31 + 1 day), and a year before 1901
+// is in Asia/Shanghai's local mean time (+08:05:43), so both ends are refused here.
+func TestParseDate(t *testing.T) {
+	loc, err := time.LoadLocation("Asia/Shanghai")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"1000-01-01", "2026-02-28", "2028-02-29", "9998-12-31"} {
+		d, err := ParseDate(s, loc)
+		if err != nil {
+			t.Errorf("ParseDate(%q): %v", s, err)
+			continue
+		}
+		if d.Format(time.DateOnly) != s || d.Location() != loc || d.Hour() != 0 || d.Minute() != 0 {
+			t.Errorf("ParseDate(%q) = %v, want its midnight in the shop's zone", s, d)
+		}
+	}
+	for _, s := range []string{"", "0000-01-01", "0001-01-01", "0999-12-31", "9999-01-01", "9999-12-31",
+		"2026-02-30", "2026-13-01", "2026-1-01", "2026-01-1", "02026-01-01", "+2026-01-01", " 2026-01-01",
+		"2026-01-01 ", "2026-01-01T00:00:00Z", "２０２６-01-01", "2026/01/01"} {
+		if _, err := ParseDate(s, loc); !IsCode(err, EBADREQUEST) {
+			t.Errorf("ParseDate(%q): %v, want BAD_REQUEST", s, err)
+		}
+		if _, _, err := DayBounds(s, loc); !IsCode(err, EBADREQUEST) {
+			t.Errorf("DayBounds(%q): %v, want BAD_REQUEST", s, err)
+		}
+		sched := Schedule{From: s, To: "2026-12-01", Open: "10:00", Close: "12:00", SlotMinutes: ptr(60), Capacity: ptr(1), PriceFen: ptr(int64(0))}
+		if _, err := sched.Slots(loc); !IsCode(err, EBADREQUEST) {
+			t.Errorf("schedule from %q: %v, want BAD_REQUEST", s, err)
+		}
+		sched.From, sched.To = "1000-01-01", s
+		if _, err := sched.Slots(loc); !IsCode(err, EBADREQUEST) {
+			t.Errorf("schedule to %q: %v, want BAD_REQUEST", s, err)
+		}
+	}
+	// The audit's case: a schedule in year 999 made slots at 01:54:17 UTC.
+	sched := Schedule{From: "0999-06-01", To: "0999-06-01", Open: "10:00", Close: "12:00", SlotMinutes: ptr(60), Capacity: ptr(1), PriceFen: ptr(int64(0))}
+	if slots, err := sched.Slots(loc); !IsCode(err, EBADREQUEST) || slots != nil {
+		t.Errorf("schedule in year 999: %d slots, %v", len(slots), err)
+	}
+}

@@ -21,6 +21,7 @@ import (
 	"salon/infra/testkit"
 	"salon/shared/booking"
 	"salon/shared/config"
+	"salon/shared/handler/console"
 	"salon/shared/mysql/mysqltest"
 	"salon/shared/session"
 	"salon/shared/wire"
@@ -537,4 +538,61 @@ func TestMoreInstancesThanConnections(t *testing.T) {
 		t.Errorf("the database holds %d bookings, %d were answered 201", held, len(created))
 	}
 	mysqltest.CheckInvariant(t, store)
+}
+
+// TestStrictJSONNamesAndKeys sends, to every route that reads a JSON body, a
+// field name that matches only case-insensitively and a key given twice.
+// encoding/json accepts both (it folds case and keeps the last key); the
+// contract answers 400 BAD_REQUEST, and nothing changes: no booking, no
+// cancel, no slot, no schedule, no login.
+func TestStrictJSONNamesAndKeys(t *testing.T) {
+	t.Parallel()
+	s := newSystem(t)
+	slot, other := s.freshSlot(3, 5000), s.freshSlot(3, 5000)
+	pending, a := s.reserve("o-strict-pending", other)
+	if pending == 0 {
+		t.Fatalf("reserve: %d %s", a.Status, a.Body)
+	}
+	tok, owner := s.token("o-strict"), s.token("o-strict-pending")
+	cookie, csrf := s.consoleSignIn()
+	sched := `"to":"2026-12-01","open":"10:00","close":"12:00","slotMinutes":60,"capacity":1,"priceFen":0`
+	before := s.dbState()
+	cases := []struct {
+		method, path, bearer, body string
+		headers                    []string
+	}{
+		{"POST", "/login", "", `{"CODE":"alice"}`, nil},
+		{"POST", "/login", "", `{"code":"alice","code":"bob"}`, nil},
+		{"POST", "/bookings", tok, fmt.Sprintf(`{"SLOTID":%d}`, slot), nil},
+		{"POST", "/bookings", tok, fmt.Sprintf(`{"slotid":%d}`, slot), nil},
+		{"POST", "/bookings", tok, fmt.Sprintf("{\"\u017flotId\":%d}", slot), nil}, // ſ folds to s
+		{"POST", "/bookings", tok, fmt.Sprintf(`{"slotId":%d,"slotId":%d}`, other, slot), nil},
+		{"POST", "/bookings", tok, fmt.Sprintf(`{"slotId":%d,"slotId":%d}`, slot, slot), nil},
+		{"POST", "/bookings/" + itoa64(pending) + "/cancel", owner, `{"ForfeitDeposit":true}`, nil},
+		{"POST", "/bookings/" + itoa64(pending) + "/cancel", owner, `{"forfeitDeposit":false,"forfeitDeposit":true}`, nil},
+		{"POST", "/admin/slots", testAdmin, `{"FROM":"2026-12-01",` + sched + `}`, nil},
+		{"POST", "/admin/slots", testAdmin, `{"from":"2026-12-01","from":"2026-12-01",` + sched + `}`, nil},
+		{"PATCH", "/admin/slots/" + itoa64(slot), testAdmin, `{"Capacity":5}`, nil},
+		{"PATCH", "/admin/slots/" + itoa64(slot), testAdmin, `{"open":true,"open":false}`, nil},
+		// The console's session on the JSON API reads bodies the same way.
+		{"PATCH", "/admin/slots/" + itoa64(slot), "", `{"CAPACITY":5}`, []string{"Cookie", cookie, console.CSRFHeader, csrf}},
+		{"PATCH", "/admin/slots/" + itoa64(slot), "", `{"capacity":4,"capacity":5}`, []string{"Cookie", cookie, console.CSRFHeader, csrf}},
+	}
+	for _, c := range cases {
+		a := s.call(c.method, c.path, c.bearer, c.body, c.headers...)
+		if a.Status != http.StatusBadRequest || a.code() != booking.EBADREQUEST {
+			t.Errorf("%s %s %s: %d %s, want 400 BAD_REQUEST", c.method, c.path, c.body, a.Status, a.Body)
+		}
+	}
+	s.unchanged(before, "bodies with folded names or repeated keys")
+	if got := s.status(pending); got != "pending_payment" {
+		t.Errorf("the pending booking is %s after refused cancels", got)
+	}
+	// The same bodies with exact names, each key once, do what they say.
+	if a := s.call("PATCH", "/admin/slots/"+itoa64(slot), "", `{"capacity":5}`, "Cookie", cookie, console.CSRFHeader, csrf); a.Status != http.StatusOK {
+		t.Errorf("PATCH with the exact name: %d %s", a.Status, a.Body)
+	}
+	if a := s.call("POST", "/bookings", tok, fmt.Sprintf(`{"slotId":%d}`, slot)); a.Status != http.StatusCreated {
+		t.Errorf("reserve with the exact name: %d %s", a.Status, a.Body)
+	}
 }

@@ -1,6 +1,7 @@
 package handler
 
 import (
+	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
@@ -12,6 +13,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -662,7 +664,7 @@ func FuzzHandlerBodies(f *testing.F) {
 		f.Fatal(err)
 	}
 	slot := mysqltest.AddSlot(f, d.Svc.Store, 26*time.Hour, 3, 0)
-	reserve, admin := ReserveRouter(e), AdminRouter(e)
+	reserve, admin, cancel := ReserveRouter(e), AdminRouter(e), CancelRouter(e)
 	signer := &session.Signer{Secret: []byte(testSecret)}
 	token, _, err := signer.Issue("o-fuzz")
 	if err != nil {
@@ -681,6 +683,11 @@ func FuzzHandlerBodies(f *testing.F) {
 		{0, `{"slotId":1.5}`, "' OR 1=1", ""},
 		{0, `{"slotId":1}{"slotId":2}`, "", ""},
 		{0, `{"slotId":1,"slotId":2}`, "", ""},
+		{0, `{"SLOTID":36}`, "", ""},
+		{0, "{\"\u017flotId\":1}", "", ""},
+		{1, `{"FROM":"2026-12-01","to":"2026-12-02","open":"10:00","close":"21:00","slotMinutes":90,"capacity":3,"priceFen":5000}`, "", ""},
+		{2, `{"capacity":2,"capacity":3}`, "", fmt.Sprint(slot)},
+		{3, `{"forfeitDeposit":true,"forfeitDeposit":true}`, "", fmt.Sprint(slot)},
 		{0, `{"slotId":99999999999999999999}`, "", ""},
 		{0, "\xef\xbb\xbf{\"slotId\":1}", "", ""},
 		{0, `[]`, "", ""},
@@ -711,6 +718,9 @@ func FuzzHandlerBodies(f *testing.F) {
 		case 3:
 			ev["path"] = "/bookings/" + id + "/cancel"
 		}
+		if route%4 == 3 {
+			rt = cancel // the function that serves it, so that its body is decoded
+		}
 		if route%4 == 1 || route%4 == 2 {
 			rt = admin
 			ev["headers"].(map[string]string)["authorization"] = "Bearer " + testAdmin
@@ -732,6 +742,14 @@ func FuzzHandlerBodies(f *testing.F) {
 				t.Fatalf("error answer is not {code, message}: %d %s", resp.StatusCode, resp.Body)
 			}
 		}
+		// A top-level key the route does not name exactly, or one given twice,
+		// is 400 whatever else the body holds (checked here independently of
+		// the decoder, on the top level only). Routes 2 and 3 read the body
+		// only at a path the router matches: an id of digits.
+		routed := route%4 < 2 || (id != "" && strings.Trim(id, "0123456789") == "")
+		if bad, why := inexactKeys(body, routeFields[route%4]); routed && bad && resp.StatusCode != http.StatusBadRequest {
+			t.Fatalf("%s %s with %q (%s): %d %s, want 400", ev["httpMethod"], ev["path"], body, why, resp.StatusCode, resp.Body)
+		}
 		// Nothing a request does may break the seat counters.
 		var bad int
 		if err := d.Svc.Store.SQL().QueryRow(`SELECT COUNT(*) FROM t_slot s WHERE s.booked <> (SELECT COUNT(*) FROM t_booking b
@@ -739,4 +757,44 @@ func FuzzHandlerBodies(f *testing.F) {
 			t.Fatalf("invariant: %d slots off (%v)", bad, err)
 		}
 	})
+}
+
+// routeFields are the exact top-level names of each fuzzed route's body.
+var routeFields = [4][]string{
+	{"slotId"},
+	{"from", "to", "open", "close", "slotMinutes", "capacity", "priceFen"},
+	{"capacity", "open"},
+	{"forfeitDeposit"},
+}
+
+// inexactKeys reports whether body is a well-formed JSON object with a key
+// outside names or a key given twice; malformed bodies are someone else's case.
+func inexactKeys(body []byte, names []string) (bool, string) {
+	if !json.Valid(body) {
+		return false, ""
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return false, ""
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return false, ""
+		}
+		key := tok.(string)
+		if seen[key] {
+			return true, "repeated " + key
+		}
+		seen[key] = true
+		if !slices.Contains(names, key) {
+			return true, "unknown " + key
+		}
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return false, ""
+		}
+	}
+	return false, ""
 }

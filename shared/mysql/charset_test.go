@@ -128,3 +128,74 @@ func TestCharsetProof(t *testing.T) {
 			"why Config refuses other character sets; find a key that does, and keep the refusal", got)
 	}
 }
+
+// TestReserveOnANonUTF8MB4Schema: on a database whose default character set is
+// latin1 or utf8mb3 (tables say utf8mb4 for themselves, but a stored routine's
+// VARCHAR parameters take the database's default unless they name one), an
+// Idempotency-Key or an openid outside that set is still stored as sent.
+// Before migration 0007 salon_reserve's parameters were latin1/utf8mb3 there,
+// and such a key was Error 1366 (Incorrect string value), answered 500.
+func TestReserveOnANonUTF8MB4Schema(t *testing.T) {
+	t.Parallel()
+	for _, charset := range []string{"latin1", "utf8mb3"} {
+		t.Run(charset, func(t *testing.T) {
+			t.Parallel()
+			store, err := mysql.Open(mysqltest.NewDSNCharset(t, charset), mysql.Options{MaxOpenConns: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer store.Close()
+			if err := store.Migrate(ctx); err != nil {
+				t.Fatal(err)
+			}
+			var dbCharset string
+			if err := store.SQL().QueryRow(`SELECT @@character_set_database`).Scan(&dbCharset); err != nil || dbCharset != charset {
+				t.Fatalf("the database's character set is %q (%v), want %q", dbCharset, err, charset)
+			}
+			slot := mysqltest.AddSlot(t, store, 48*time.Hour, 3, 5000)
+			for _, c := range []struct{ openid, key string }{
+				{"o-ascii", "预约-键😀"},   // 😀 is outside utf8mb3, 预约 outside latin1
+				{"o-顾客😀", "plain-key"}, // an openid is data too
+			} {
+				b, created, err := store.Reserve(ctx, booking.ReserveRequest{OpenID: c.openid, SlotID: slot, IdemKey: c.key})
+				if err != nil || !created {
+					t.Fatalf("reserve %q with key %q: created=%v %v", c.openid, c.key, created, err)
+				}
+				var openid, key string
+				if err := store.SQL().QueryRow(`SELECT openid, idem_key FROM t_booking WHERE book_id = ?`, b.ID).Scan(&openid, &key); err != nil {
+					t.Fatal(err)
+				}
+				if openid != c.openid || key != c.key {
+					t.Errorf("stored %q %q, want %q %q", openid, key, c.openid, c.key)
+				}
+				again, created, err := store.Reserve(ctx, booking.ReserveRequest{OpenID: c.openid, SlotID: slot, IdemKey: c.key})
+				if err != nil || created || again.ID != b.ID {
+					t.Errorf("the same key again: booking %+v created=%v %v, want booking %d", again, created, err, b.ID)
+				}
+			}
+			// Every string parameter of the procedure is utf8mb4, so the next
+			// parameter someone adds cannot quietly take the schema's set.
+			rows, err := store.SQL().Query(`SELECT PARAMETER_NAME, CHARACTER_SET_NAME FROM information_schema.PARAMETERS
+				WHERE SPECIFIC_SCHEMA = DATABASE() AND SPECIFIC_NAME = 'salon_reserve' AND CHARACTER_SET_NAME IS NOT NULL`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rows.Close()
+			n := 0
+			for rows.Next() {
+				var name, cs string
+				if err := rows.Scan(&name, &cs); err != nil {
+					t.Fatal(err)
+				}
+				n++
+				if cs != "utf8mb4" {
+					t.Errorf("salon_reserve's %s is %s, want utf8mb4", name, cs)
+				}
+			}
+			if err := rows.Err(); err != nil || n != 5 {
+				t.Errorf("%d string parameters of salon_reserve (%v), want 5", n, err)
+			}
+			mysqltest.CheckInvariant(t, store)
+		})
+	}
+}

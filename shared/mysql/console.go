@@ -126,8 +126,11 @@ func (db *DB) ListRefunds(ctx context.Context, limit int, states ...booking.Refu
 // EndConsoleSession records that a console session was signed out, until it
 // would have expired anyway, and forgets the sign-outs of sessions that have.
 func (db *DB) EndConsoleSession(ctx context.Context, sessionID string, expiresAt time.Time) error {
+	// The new value is passed twice rather than read back with VALUES(), which
+	// MySQL 8.0.20 deprecates; its replacement, the row alias (VALUES (...) AS
+	// new ... new.expires_at), is a syntax error on MariaDB 10.11.
 	if _, err := db.db.ExecContext(ctx, `INSERT INTO t_console_signout (session_id, expires_at) VALUES (?, ?)
-		ON DUPLICATE KEY UPDATE expires_at = VALUES(expires_at)`, sessionID, expiresAt.UTC()); err != nil {
+		ON DUPLICATE KEY UPDATE expires_at = ?`, sessionID, expiresAt.UTC(), expiresAt.UTC()); err != nil {
 		return err
 	}
 	_, err := db.db.ExecContext(ctx, `DELETE FROM t_console_signout WHERE expires_at < UTC_TIMESTAMP(6)`)

@@ -87,10 +87,21 @@ func Config(dsn string) (*mysql.Config, error) {
 	// reserveSQL), and without them a value that escaped its string, had the
 	// escaping ever failed (above), could not start a statement of its own.
 	cfg.MultiStatements = false
+	// Affected rows mean changed rows, whatever the DSN asks: CreateSlots
+	// counts the slots it created by them (an existing start is 0 rows).
+	cfg.ClientFoundRows = false
 	if cfg.Params == nil {
 		cfg.Params = map[string]string{}
 	}
 	cfg.Params["time_zone"] = "'+00:00'"
+	// Production's rules on every connection, whatever the server's default or
+	// the DSN says (a DSN's sql_mode, in any case, is replaced, not merged).
+	for k := range cfg.Params {
+		if strings.EqualFold(k, "sql_mode") {
+			delete(cfg.Params, k)
+		}
+	}
+	cfg.Params["sql_mode"] = "'" + SQLMode + "'"
 	if cfg.Timeout == 0 {
 		cfg.Timeout = 3 * time.Second
 	}
@@ -102,6 +113,16 @@ func Config(dsn string) (*mysql.Config, error) {
 	}
 	return cfg, nil
 }
+
+// SQLMode is MySQL 8.0's default sql_mode, the one TencentDB for MySQL 8.0
+// runs with. The store sets it on every connection so that MariaDB, here and
+// in the tests, refuses what production would refuse: a non-aggregated column
+// outside GROUP BY, a value that does not fit its column, a zero or partly zero
+// date, a division by zero in a write. (MariaDB's own default lacks
+// ONLY_FULL_GROUP_BY, NO_ZERO_IN_DATE and NO_ZERO_DATE.) A stored procedure
+// keeps the sql_mode of the session that created it, so the migrations, which
+// run through the store, create salon_reserve under this mode too.
+const SQLMode = "ONLY_FULL_GROUP_BY,STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION"
 
 // defaultCollation is the connection collation when the DSN names none: the
 // driver's default, and MariaDB's default for utf8mb4.

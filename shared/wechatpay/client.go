@@ -16,6 +16,7 @@
 package wechatpay
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -46,9 +47,21 @@ var ErrOrderNotExist = errors.New("wechatpay: order does not exist")
 // minimal SCF image may carry no tzdata, and China has no daylight saving time.
 var shanghai = time.FixedZone("CST", 8*3600)
 
-// defaultTimeout is only a backstop for a caller that passes a context without a
-// deadline; the ctx of each call is the real bound.
+// defaultTimeout is only the HTTP client's backstop; every call is bounded by
+// its CallTimeout (below) and by the caller's ctx, whichever ends first.
 const defaultTimeout = 30 * time.Second
+
+// DefaultCallTimeout bounds each call to WeChat Pay. The HTTP functions have
+// 10 s (serverless.yml) and API Gateway gives up after its serviceTimeout of
+// 8 s with a 504 of its own, after which whatever the function still does is
+// unseen by the customer. A customer's cancel of a pending booking makes two
+// calls in a row (close, then query): at 3 s each, a WeChat Pay that does not
+// answer costs at most 6 s, and the function still answers 503
+// UPSTREAM_UNAVAILABLE itself with 2 s to spare for the database. WeChat Pay
+// answers in well under a second when it is healthy, so 3 s cuts off only an
+// outage. The release run (60 s) gains too: one hung call no longer eats its
+// whole deadline.
+const DefaultCallTimeout = 3 * time.Second
 
 // Client calls WeChat Pay and parses its notifications. It is safe for concurrent
 // use; build it once per container.
@@ -58,6 +71,7 @@ type Client struct {
 	jsapi                      jsapi.JsapiApiService
 	refunds                    refunddomestic.RefundsApiService
 	notify                     *notify.Handler
+	callTimeout                time.Duration
 }
 
 // New builds the client from cfg. It makes no network call. When cfg.APIBase is
@@ -102,6 +116,7 @@ func New(cfg Config) (*Client, error) {
 		jsapi:           jsapi.JsapiApiService{Client: sdk},
 		refunds:         refunddomestic.RefundsApiService{Client: sdk},
 		notify:          h,
+		callTimeout:     cmp.Or(cfg.CallTimeout, DefaultCallTimeout),
 	}, nil
 }
 
@@ -248,16 +263,17 @@ func closeResult(res *core.APIResult) {
 	}
 }
 
-// withDeadline gives a call without a deadline the backstop timeout, so a caller
-// that forgot one cannot hang an invocation until SCF kills it.
-func withDeadline(ctx context.Context) (context.Context, context.CancelFunc) {
+// withDeadline bounds one call by the client's call timeout, or by ctx's own
+// deadline when that comes first: a WeChat Pay that does not answer costs the
+// caller at most that long, and the request is abandoned (cancelled, its
+// connection closed) rather than left to complete unseen after the function
+// answered. The error is then a deadline error, which the service answers as
+// UPSTREAM_UNAVAILABLE like any failed call.
+func (c *Client) withDeadline(ctx context.Context) (context.Context, context.CancelFunc) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	if _, ok := ctx.Deadline(); ok {
-		return ctx, func() {}
-	}
-	return context.WithTimeout(ctx, defaultTimeout)
+	return context.WithTimeout(ctx, c.callTimeout)
 }
 
 // Order is one JSAPI order: one booking, one out_trade_no.
@@ -298,7 +314,7 @@ func (c *Client) Prepay(ctx context.Context, o Order) (*PaymentParams, error) {
 	case o.AmountFen <= 0:
 		return nil, fmt.Errorf("wechatpay: prepay %s: amount must be positive", o.OutTradeNo)
 	}
-	ctx, cancel := withDeadline(ctx)
+	ctx, cancel := c.withDeadline(ctx)
 	defer cancel()
 	req := jsapi.PrepayRequest{
 		Appid:       core.String(c.appID),
@@ -334,7 +350,7 @@ func (c *Client) Prepay(ctx context.Context, o Order) (*PaymentParams, error) {
 // never saw. Follow it with QueryOrder and act only on CLOSED or ErrOrderNotExist.
 // An error with code ORDERPAID is unsigned and only a hint that it was paid.
 func (c *Client) CloseOrder(ctx context.Context, outTradeNo string) error {
-	ctx, cancel := withDeadline(ctx)
+	ctx, cancel := c.withDeadline(ctx)
 	defer cancel()
 	res, err := c.jsapi.CloseOrder(ctx, jsapi.CloseOrderRequest{
 		OutTradeNo: core.String(outTradeNo),
@@ -366,7 +382,7 @@ type OrderState struct {
 // answer is the authority the release timer and cancel act on. An unknown number
 // is ErrOrderNotExist (errors.Is), which also carries the API error.
 func (c *Client) QueryOrder(ctx context.Context, outTradeNo string) (*OrderState, error) {
-	ctx, cancel := withDeadline(ctx)
+	ctx, cancel := c.withDeadline(ctx)
 	defer cancel()
 	tx, res, err := c.jsapi.QueryOrderByOutTradeNo(ctx, jsapi.QueryOrderByOutTradeNoRequest{
 		OutTradeNo: core.String(outTradeNo),
@@ -431,7 +447,7 @@ func (c *Client) Refund(ctx context.Context, r RefundRequest) (*RefundResult, er
 	case r.RefundFen <= 0 || r.TotalFen <= 0 || r.RefundFen > r.TotalFen:
 		return nil, fmt.Errorf("wechatpay: refund %s: amounts must satisfy 0 < refund <= total", r.OutRefundNo)
 	}
-	ctx, cancel := withDeadline(ctx)
+	ctx, cancel := c.withDeadline(ctx)
 	defer cancel()
 	req := refunddomestic.CreateRequest{
 		OutTradeNo:  core.String(r.OutTradeNo),
@@ -457,7 +473,7 @@ func (c *Client) Refund(ctx context.Context, r RefundRequest) (*RefundResult, er
 // QueryRefund asks WeChat for the state of a refund by out_refund_no. An unknown
 // number is an API error with code RESOURCE_NOT_EXISTS (see APIErrorCode).
 func (c *Client) QueryRefund(ctx context.Context, outRefundNo string) (*RefundResult, error) {
-	ctx, cancel := withDeadline(ctx)
+	ctx, cancel := c.withDeadline(ctx)
 	defer cancel()
 	resp, res, err := c.refunds.QueryByOutRefundNo(ctx, refunddomestic.QueryByOutRefundNoRequest{
 		OutRefundNo: core.String(outRefundNo),

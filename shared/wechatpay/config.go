@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 )
 
 // DefaultAPIBase is WeChat Pay's production API host. The SDK hard-codes it into
@@ -42,6 +43,10 @@ type Config struct {
 	// HTTPClient is used for every call; nil means a client with a 30 s backstop
 	// timeout. The ctx of each call is the real bound.
 	HTTPClient *http.Client
+
+	// CallTimeout bounds each call to WeChat Pay (prepay, close, query, refund);
+	// zero means DefaultCallTimeout. Not a setting: tests shorten it.
+	CallTimeout time.Duration
 }
 
 // String describes the configuration without any secret.

@@ -42,6 +42,10 @@ type Env struct {
 	// LoginTimeout bounds the code2session call; zero means DefaultLoginTimeout.
 	// Tests shorten it to prove a hung WeChat answers 503 without waiting.
 	LoginTimeout time.Duration
+	// PayTimeout bounds each call to WeChat Pay; zero means
+	// wechatpay.DefaultCallTimeout. Tests shorten it to prove a hung WeChat Pay
+	// answers 503 without waiting.
+	PayTimeout time.Duration
 
 	// fn is the function this Env builds for, and parent the Env it was bound
 	// from (whose fields above it reads); both nil for an unbound Env.
@@ -259,6 +263,7 @@ func (e *Env) weChatPay() (*wechatpay.Client, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
+	pcfg.CallTimeout = e.root().PayTimeout
 	pay, err := wechatpay.New(pcfg)
 	if err != nil {
 		return nil, "", err

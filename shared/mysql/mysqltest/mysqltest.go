@@ -37,8 +37,29 @@ func NewDSN(tb testing.TB) string {
 	return newDSNOn(tb, ServerDSN())
 }
 
+// NewDSNCharset is NewDSN for a database whose default character set is
+// charset (latin1, utf8mb3, ...), as an older schema or a hand-made one may
+// have: tables name their own, but a stored routine's string parameters take
+// the database's unless they say otherwise.
+func NewDSNCharset(tb testing.TB, charset string) string {
+	tb.Helper()
+	switch charset {
+	case "latin1", "utf8mb3", "utf8mb4", "ascii", "gbk":
+	default:
+		tb.Fatalf("NewDSNCharset: %q is not one of the character sets tests use", charset)
+	}
+	return newDSNCharsetOn(tb, ServerDSN(), charset)
+}
+
 // newDSNOn is NewDSN on the server of serverDSN.
 func newDSNOn(tb testing.TB, serverDSN string) string {
+	tb.Helper()
+	return newDSNCharsetOn(tb, serverDSN, "utf8mb4")
+}
+
+// newDSNCharsetOn creates the database with the default character set charset,
+// one of the names NewDSNCharset allows.
+func newDSNCharsetOn(tb testing.TB, serverDSN, charset string) string {
 	tb.Helper()
 	cfg, err := drv.ParseDSN(serverDSN)
 	if err != nil {
@@ -52,8 +73,9 @@ func newDSNOn(tb testing.TB, serverDSN string) string {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	// The name is generated above from random hex, never from input.
-	if _, err := admin.Exec("CREATE DATABASE " + name + " CHARACTER SET utf8mb4"); err != nil {
+	// The name is generated above from random hex, never from input; the
+	// character set is one of a fixed list.
+	if _, err := admin.Exec("CREATE DATABASE " + name + " CHARACTER SET " + charset); err != nil {
 		admin.Close()
 		tb.Fatalf("create test database (is MariaDB running? scripts/test.sh starts one): %v", err)
 	}

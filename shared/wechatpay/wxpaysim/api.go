@@ -56,8 +56,34 @@ func fail(status int, code, message string) result {
 
 func (s *Sim) serveAPI(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
-	hook, latency := s.onRequest, s.latency
+	hook, latency, hung := s.onRequest, s.latency, s.hung
+	if hung != nil {
+		s.hanging++
+		s.hangingChanged()
+	}
 	s.mu.Unlock()
+	if hung != nil {
+		// WeChat is not answering (Hang): nothing happens until it is back,
+		// and a request whose caller gave up meanwhile never happens at all.
+		// The body is read first: net/http notices a client that hung up (and
+		// cancels r.Context()) only once the body has been consumed.
+		body, err := io.ReadAll(io.LimitReader(r.Body, maxRequestBytes+1))
+		if err == nil {
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		select {
+		case <-hung:
+		case <-r.Context().Done():
+		}
+		s.mu.Lock()
+		s.hanging--
+		s.hangingChanged()
+		s.mu.Unlock()
+		if r.Context().Err() != nil {
+			s.record(r, 0)
+			return
+		}
+	}
 	if hook != nil {
 		hook(r)
 	}

@@ -107,8 +107,13 @@ type Sim struct {
 	refusing  map[string]bool
 	latency   time.Duration
 	onRequest func(*http.Request)
-	calls     []Call
-	seq       int64
+	// hung, while non-nil, holds every /v3/ request until it is closed
+	// (Hang's release); nil when WeChat answers.
+	hung     chan struct{}
+	hanging  int           // requests waiting in hung
+	hangNote chan struct{} // closed when hanging changes (AwaitHanging)
+	calls    []Call
+	seq      int64
 }
 
 // Order is a snapshot of a simulated order.
@@ -353,6 +358,70 @@ func (s *Sim) SetLatency(d time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.latency = d
+}
+
+// Hang makes WeChat Pay stop answering: every /v3/ request from now on waits,
+// having done nothing, until release is called, and is then served as usual
+// (WeChat came back), or until its caller gives up (the client's timeout,
+// a cancelled context), in which case it is never acted on. release may be
+// called more than once; a test releases it itself, so nothing waits on a
+// clock.
+func (s *Sim) Hang() (release func()) {
+	ch := make(chan struct{})
+	s.mu.Lock()
+	s.hung = ch
+	s.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			s.mu.Lock()
+			if s.hung == ch {
+				s.hung = nil
+			}
+			s.mu.Unlock()
+			close(ch)
+		})
+	}
+}
+
+// Hanging reports how many /v3/ requests are waiting in a Hang right now.
+func (s *Sim) Hanging() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.hanging
+}
+
+// AwaitHanging waits until exactly n requests wait in a Hang (0: every
+// request that arrived has been released or given up by its caller), or ctx
+// ends. It is woken by each change, so a test waits without sleeping; before a
+// release it makes sure no abandoned request is still pending, which could
+// otherwise be acted on when WeChat comes back.
+func (s *Sim) AwaitHanging(ctx context.Context, n int) error {
+	for {
+		s.mu.Lock()
+		if s.hanging == n {
+			s.mu.Unlock()
+			return nil
+		}
+		if s.hangNote == nil {
+			s.hangNote = make(chan struct{})
+		}
+		note := s.hangNote
+		s.mu.Unlock()
+		select {
+		case <-note:
+		case <-ctx.Done():
+			return fmt.Errorf("wxpaysim: %d requests hanging, want %d: %w", s.Hanging(), n, ctx.Err())
+		}
+	}
+}
+
+// hangingChanged wakes AwaitHanging; the caller holds s.mu.
+func (s *Sim) hangingChanged() {
+	if s.hangNote != nil {
+		close(s.hangNote)
+		s.hangNote = nil
+	}
 }
 
 // SetOnRequest replaces Options.OnRequest; nil removes it.
