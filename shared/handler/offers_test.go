@@ -9,6 +9,25 @@ import (
 	"salon/shared/mysql/mysqltest"
 )
 
+// offerFreedSeat fills a one-seat slot with holder's reservation, puts waiter in
+// its line and has holder cancel: the seat is offered to waiter, whose new
+// booking it returns.
+func (s *system) offerFreedSeat(slot int64, holder, waiter string) int64 {
+	s.t.Helper()
+	held := s.mustReservePaid(holder, slot)
+	if a := s.joinWaitlist(waiter, slot); a.Status != 201 {
+		s.t.Fatalf("join: %d %s", a.Status, a.Body)
+	}
+	if a := s.cancelAs(holder, held); a.Status != 200 {
+		s.t.Fatalf("cancel: %d %s", a.Status, a.Body)
+	}
+	offer := s.offers(slot)[waiter]
+	if offer == 0 {
+		s.t.Fatalf("no offer to %s: %v", waiter, s.offers(slot))
+	}
+	return offer
+}
+
 // TestFreeOfferWaitsForTheCustomer: a seat of a free slot handed to the first in
 // line is a hold like any other, never confirmed unasked. The customer accepts
 // it with POST /bookings/{id}/pay, which confirms it and answers no payment; an
@@ -20,15 +39,7 @@ func TestFreeOfferWaitsForTheCustomer(t *testing.T) {
 	s := newSystem(t, func(env map[string]string) { env["NO_SHOW_LIMIT"] = "1" })
 
 	// Accepted.
-	free := s.slot(26*time.Hour, 1, 0)
-	holder, _ := s.reserve("o-free-holder", free)
-	if a := s.joinWaitlist("o-free-v", free); a.Status != 201 {
-		t.Fatalf("join: %d %s", a.Status, a.Body)
-	}
-	if a := s.cancelAs("o-free-holder", holder); a.Status != 200 {
-		t.Fatalf("cancel: %d %s", a.Status, a.Body)
-	}
-	offer := s.offers(free)["o-free-v"]
+	offer := s.offerFreedSeat(s.slot(26*time.Hour, 1, 0), "o-free-holder", "o-free-v")
 	if offer == 0 || s.status(offer) != "pending_payment" {
 		t.Fatalf("free offer %d is %s, want pending_payment", offer, s.status(offer))
 	}
@@ -46,14 +57,7 @@ func TestFreeOfferWaitsForTheCustomer(t *testing.T) {
 
 	// Never accepted: it expires, with no WeChat order to close.
 	free2 := s.slot(27*time.Hour, 1, 0)
-	holder2, _ := s.reserve("o-free-holder2", free2)
-	if a := s.joinWaitlist("o-free-w", free2); a.Status != 201 {
-		t.Fatalf("join: %d %s", a.Status, a.Body)
-	}
-	if a := s.cancelAs("o-free-holder2", holder2); a.Status != 200 {
-		t.Fatalf("cancel: %d %s", a.Status, a.Body)
-	}
-	ignored := s.offers(free2)["o-free-w"]
+	ignored := s.offerFreedSeat(free2, "o-free-holder2", "o-free-w")
 	mysqltest.ExpireHold(t, s.store, ignored)
 	calls := len(s.sim.Calls())
 	s.relRun(ctx)
