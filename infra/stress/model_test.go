@@ -366,22 +366,22 @@ func (m *model) do(o op) {
 			verb = "checkin"
 		}
 		a := s.call("POST", "/admin/bookings/"+itoa(b)+"/"+verb, adminToken, nil)
+		// TOO_EARLY: a check-in before CHECKIN_OPENS_BEFORE. When exactly is
+		// the handler tests' to prove; here ops of one wave move slots and
+		// bookings concurrently, so the answer is only required to be clean.
 		m.expect(o.kind, a, "200", "409 INVALID_STATE", "409 TOO_EARLY")
-		if a.code() == booking.ETOOEARLY {
-			// Only a check-in of a confirmed booking before CHECKIN_OPENS_BEFORE (2h).
-			m.tooEarly(o.kind, b, 2*time.Hour)
-		}
 	case "wait":
 		sl := m.slot(o.slot)
 		a := s.call("POST", "/slots/"+itoa(sl.id)+"/waitlist", c.token, nil)
 		m.expect("wait", a, "201", "409 SEATS_AVAILABLE", "409 WAITLIST_LIMIT", "422 SLOT_NOT_BOOKABLE", "409 INVALID_STATE")
 		if a.code() == booking.EINVALIDSTATE {
-			// Only for a customer who holds a seat of that slot herself.
-			var holds bool
-			s.store.SQL().QueryRow(`SELECT EXISTS (SELECT 1 FROM t_booking WHERE slot_id = ? AND openid = ? AND status IN (0, 1, 2, 5))`,
-				sl.id, c.openid).Scan(&holds)
-			if !holds {
-				s.violate("wait: 409 INVALID_STATE for %s, who holds no seat of slot %d", c.openid, sl.id)
+			// Only for a customer who held a seat of that slot herself when she
+			// asked: she has a booking of it (which a concurrent op of this wave
+			// may have cancelled or let expire since).
+			var had bool
+			s.store.SQL().QueryRow(`SELECT EXISTS (SELECT 1 FROM t_booking WHERE slot_id = ? AND openid = ?)`, sl.id, c.openid).Scan(&had)
+			if !had {
+				s.violate("wait: 409 INVALID_STATE for %s, who has no booking of slot %d", c.openid, sl.id)
 			}
 		}
 	case "leave":
@@ -395,10 +395,8 @@ func (m *model) do(o op) {
 		}
 		if b := m.salonPick(r, want...); b != 0 {
 			a := s.call("POST", "/admin/bookings/"+itoa(b)+"/noshow", adminToken, nil)
-			m.expect("noshow", a, "200", "409 INVALID_STATE", "409 TOO_EARLY")
-			if a.code() == booking.ETOOEARLY {
-				m.tooEarly("noshow", b, 0) // only before the slot starts
-			}
+			m.expect("noshow", a, "200", "409 INVALID_STATE", "409 TOO_EARLY") // before the start
+
 		}
 	case "slot-soon":
 		// Starts in about an hour: inside CANCEL_FREE_HOURS, still bookable. The
@@ -784,17 +782,4 @@ func (m *model) replaceSlot(i int) {
 		return
 	}
 	s.violate("a fresh slot could not be made: %v", err)
-}
-
-// tooEarly checks a TOO_EARLY answer against the database: the booking is
-// confirmed and its slot starts more than opensBefore from now (a check-in
-// before CHECKIN_OPENS_BEFORE, a no-show before the start).
-func (m *model) tooEarly(what string, bookingID int64, opensBefore time.Duration) {
-	var confirmed, early bool
-	err := m.s.store.SQL().QueryRow(`SELECT b.status = ?, s.start_at > UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND - INTERVAL 1 SECOND
-		FROM t_booking b JOIN t_slot s ON s.slot_id = b.slot_id WHERE b.book_id = ?`,
-		booking.StatusConfirmed, opensBefore.Microseconds(), bookingID).Scan(&confirmed, &early)
-	if err == nil && !(confirmed && early) {
-		m.s.violate("%s of booking %d: 409 TOO_EARLY, but it is confirmed %v and its slot starts early enough %v", what, bookingID, confirmed, early)
-	}
 }

@@ -66,13 +66,17 @@ type fixture struct {
 	bodies   chan []byte
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t *testing.T, opts ...func(*wxpaysim.Options)) *fixture {
 	t.Helper()
 	key, serial := merchant(t)
 	clk := &clock{t: time.Now()}
-	sim, err := wxpaysim.New(wxpaysim.Options{
+	o := wxpaysim.Options{
 		AppID: appID, MchID: mchID, MerchantPublicKey: &key.PublicKey, MerchantSerial: serial, Now: clk.Now,
-	})
+	}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	sim, err := wxpaysim.New(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,9 +157,12 @@ func send(t *testing.T, r *http.Request) apiAnswer {
 }
 
 func TestRejectsForgedAuthorization(t *testing.T) {
-	f := newFixture(t)
+	// The simulator judges freshness by a clock that stands still, so the
+	// 5-minute cases sit exactly on the window's edge however slow the machine.
+	stamp := time.Now()
+	f := newFixture(t, func(o *wxpaysim.Options) { o.SignNow = func() time.Time { return stamp } })
 	key, serial := merchant(t)
-	now := time.Now().Unix()
+	now := stamp.Unix()
 	uri := "/v3/pay/transactions/out-trade-no/BK000000000001?mchid=" + mchID
 
 	// The helper itself is right: a correct signature reaches the business logic.
@@ -167,9 +174,6 @@ func TestRejectsForgedAuthorization(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The clock is read again after the slow key generation: the 5-minute cases sit
-	// on the edge of the window, and a second lost here would move them inside it.
-	now = time.Now().Unix()
 	tampered := signedRequest(t, f.api.URL, "POST", "/v3/pay/transactions/out-trade-no/BK000000000001/close", []byte(`{"mchid":"`+mchID+`"}`), key, mchID, serial, now)
 	tampered.Body = io.NopCloser(strings.NewReader(`{"mchid":"` + mchID + `" }`))
 	tampered.ContentLength = -1
