@@ -146,7 +146,7 @@ func (p *productBefore) Reserve(ctx context.Context, _ int, slot int64, customer
 	var start, now time.Time
 	err := db.QueryRowContext(ctx, `SELECT capacity, booked, price_fen, start_at,
 		(is_open = 1 AND start_at > UTC_TIMESTAMP(6) AND start_at <= UTC_TIMESTAMP(6) + INTERVAL ? DAY), UTC_TIMESTAMP(6),
-		(SELECT COUNT(*) FROM t_booking WHERE active_openid = ?) FROM t_slot WHERE slot_id = ?`, p.store.WindowDays, customer, slot).
+		(SELECT COUNT(*) FROM t_booking WHERE active_openid = ?) FROM t_slot WHERE slot_id = ?`, p.store.Policy.BookingWindowDays, customer, slot).
 		Scan(&capacity, &booked, &price, &start, &open, &now, &active)
 	switch {
 	case err != nil:
@@ -163,11 +163,11 @@ func (p *productBefore) Reserve(ctx context.Context, _ int, slot int64, customer
 	now = now.UTC()
 	args := []driver.NamedValue{
 		{Ordinal: 1, Value: slot}, {Ordinal: 2, Value: customer}, {Ordinal: 3, Value: int64(status)},
-		{Ordinal: 4, Value: price}, {Ordinal: 5, Value: nil}, {Ordinal: 6, Value: booking.HoldEnd(now, start, p.store.LockTTL)},
+		{Ordinal: 4, Value: price}, {Ordinal: 5, Value: nil}, {Ordinal: 6, Value: booking.HoldEnd(now, start, p.store.Policy.LockTTL)},
 		{Ordinal: 7, Value: now}, {Ordinal: 8, Value: now},
 		{Ordinal: 9, Value: slot}, {Ordinal: 10, Value: booking.EventReserve}, {Ordinal: 11, Value: int64(status)},
 		{Ordinal: 12, Value: booking.ActorCustomer}, {Ordinal: 13, Value: event},
-		{Ordinal: 14, Value: slot}, {Ordinal: 15, Value: int64(p.store.WindowDays)},
+		{Ordinal: 14, Value: slot}, {Ordinal: 15, Value: int64(p.store.Policy.BookingWindowDays)},
 	}
 	conn, err := db.Conn(ctx)
 	if err != nil {

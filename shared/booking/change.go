@@ -23,12 +23,9 @@ type Change struct {
 	Actor     string // Actor*
 	Reason    string
 
-	// Payment, when set, records the verified payment with the change.
+	// Payment, when set, records the verified payment with the change (the
+	// transitions that record one need it; the others refuse it).
 	Payment *Payment
-	// StartRefund, when set, records in the same transaction that the deposit is
-	// to be refunded in full (a paid booking cancelled), so the refund can never be
-	// forgotten between the commit and the call to WeChat.
-	StartRefund bool
 }
 
 // Payment is a verified WeChat payment as it is recorded on its booking.

@@ -28,17 +28,10 @@ import (
 
 // Defaults, as the configuration table in functions/README.md lists them.
 const (
-	DefaultMySQLDSN           = "root@tcp(127.0.0.1:3306)/salon"
-	DefaultShopTZ             = "Asia/Shanghai"
-	DefaultLockTTL            = 15 * time.Minute
-	DefaultBookingWindowDays  = 14
-	DefaultWXAPIBase          = "https://api.weixin.qq.com"
-	DefaultCancelFreeHours    = 2
-	DefaultNoShowGrace        = 30 * time.Minute
-	DefaultRefundQueryAfter   = 5 * time.Minute
-	DefaultRemindBefore       = 3 * time.Hour
-	DefaultCheckinOpensBefore = 2 * time.Hour
-	DefaultShopName           = "美甲店"
+	DefaultMySQLDSN  = "root@tcp(127.0.0.1:3306)/salon"
+	DefaultShopTZ    = "Asia/Shanghai"
+	DefaultWXAPIBase = "https://api.weixin.qq.com"
+	DefaultShopName  = "美甲店"
 
 	// MinSessionSecretBytes matches session.MinSecretBytes: the HMAC-SHA256 key must
 	// carry at least as many bytes as the hash.
@@ -60,36 +53,22 @@ var DevelopmentSecrets = []string{
 
 // Config is the product's settings, checked for format.
 type Config struct {
-	MySQLDSN          string
-	ShopTZ            *time.Location
-	LockTTL           time.Duration
-	BookingWindowDays int
-	SessionSecret     []byte
-	AdminToken        string // empty: admin endpoints disabled (FORBIDDEN)
-	WXAppID           string
-	WXAppSecret       string
-	WXAPIBase         string // without a trailing slash
-	CLSEndpoint       string // empty (with CLSTopicID): audit stays in MySQL only
-	CLSTopicID        string
-
-	// CancelFreeHours: a customer's cancel is refunded in full until this many
-	// hours before the start (0: until the start).
-	CancelFreeHours int
-	// NoShowGrace: how long after its slot ends a confirmed booking nobody
-	// checked in becomes a no-show.
-	NoShowGrace time.Duration
-	// NoShowLimit: no-shows in 90 days that block reserving; 0 switches it off.
-	NoShowLimit int
-	// RefundQueryAfter: how long a refund may stay processing before the release
-	// run asks WeChat about it.
-	RefundQueryAfter time.Duration
-	// RemindBefore: how long before the start the reminder goes out.
-	RemindBefore time.Duration
+	MySQLDSN      string
+	ShopTZ        *time.Location
+	SessionSecret []byte
+	AdminToken    string // empty: admin endpoints disabled (FORBIDDEN)
+	WXAppID       string
+	WXAppSecret   string
+	WXAPIBase     string // without a trailing slash
+	CLSEndpoint   string // empty (with CLSTopicID): audit stays in MySQL only
+	CLSTopicID    string
 	// ShopName is the salon's name in messages and the console.
 	ShopName string
-	// CheckinOpensBefore: how long before its slot starts a confirmed booking
-	// can be checked in.
-	CheckinOpensBefore time.Duration
+
+	// Policy is the salon's rules in numbers (LOCK_TTL, BOOKING_WINDOW_DAYS,
+	// CANCEL_FREE_HOURS, the no-show, refund, reminder and check-in settings):
+	// the one value the store and the service are both given.
+	booking.Policy
 
 	// Dev is SALON_DEV=1: local development, where the published development
 	// secrets and a short ADMIN_TOKEN are accepted.
@@ -102,16 +81,10 @@ type Config struct {
 
 func defaults() *Config {
 	return &Config{
-		MySQLDSN:           DefaultMySQLDSN,
-		LockTTL:            DefaultLockTTL,
-		BookingWindowDays:  DefaultBookingWindowDays,
-		WXAPIBase:          DefaultWXAPIBase,
-		CancelFreeHours:    DefaultCancelFreeHours,
-		NoShowGrace:        DefaultNoShowGrace,
-		RefundQueryAfter:   DefaultRefundQueryAfter,
-		RemindBefore:       DefaultRemindBefore,
-		ShopName:           DefaultShopName,
-		CheckinOpensBefore: DefaultCheckinOpensBefore,
+		MySQLDSN:  DefaultMySQLDSN,
+		WXAPIBase: DefaultWXAPIBase,
+		ShopName:  DefaultShopName,
+		Policy:    booking.DefaultPolicy,
 	}
 }
 

@@ -56,7 +56,7 @@ func TestValues(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Config{
-		MySQLDSN: "salon:pw@tcp(db.internal:3306)/salon?parseTime=true", LockTTL: 90 * time.Second, BookingWindowDays: 30,
+		MySQLDSN: "salon:pw@tcp(db.internal:3306)/salon?parseTime=true", Policy: booking.Policy{LockTTL: 90 * time.Second, BookingWindowDays: 30},
 		SessionSecret: []byte(secret32), AdminToken: admin32, WXAppID: "wxapp", WXAppSecret: "wxsecret",
 		WXAPIBase: "http://127.0.0.1:9000", CLSEndpoint: "https://ap-guangzhou.cls.tencentcs.com", CLSTopicID: "topic-1",
 	}

@@ -152,7 +152,7 @@ func (db *DB) Reserve(ctx context.Context, req booking.ReserveRequest) (*booking
 	err := db.db.QueryRowContext(ctx, `
 		SELECT `+slotColumns+`, `+openForBookingExpr+`, UTC_TIMESTAMP(6),
 		       (SELECT COUNT(*) FROM t_booking WHERE active_openid = ?)
-		FROM t_slot WHERE slot_id = ?`, db.WindowDays, req.OpenID, req.SlotID).
+		FROM t_slot WHERE slot_id = ?`, db.Policy.BookingWindowDays, req.OpenID, req.SlotID).
 		Scan(&slot.ID, &slot.StartAt, &slot.EndAt, &slot.Capacity, &slot.Booked, &slot.PriceFen, &slot.Open,
 			&openForBooking, &now, &activeCount)
 	switch {
@@ -164,7 +164,7 @@ func (db *DB) Reserve(ctx context.Context, req booking.ReserveRequest) (*booking
 		return db.activeExists(ctx, req)
 	case !openForBooking:
 		return nil, false, booking.Errorf(booking.ESLOTNOTBOOKABLE, "slot %d: open=%v start=%s now=%s window=%dd",
-			slot.ID, slot.Open, slot.StartAt.Format(time.RFC3339), now.Format(time.RFC3339), db.WindowDays)
+			slot.ID, slot.Open, slot.StartAt.Format(time.RFC3339), now.Format(time.RFC3339), db.Policy.BookingWindowDays)
 	case slot.Booked >= slot.Capacity:
 		return nil, false, booking.Errorf(booking.ESOLDOUT, "slot %d full (read)", slot.ID)
 	}
@@ -229,14 +229,14 @@ func (db *DB) activeExists(ctx context.Context, req booking.ReserveRequest) (*bo
 const reserveSQL = `CALL salon_reserve(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 func (db *DB) reserveTx(ctx context.Context, req booking.ReserveRequest, slot *booking.Slot, now time.Time) (*booking.Booking, error) {
-	status := booking.StatusPending
-	event := "hold"
-	if slot.PriceFen == 0 {
-		// No deposit to wait for: the booking is confirmed at once.
-		status = booking.StatusConfirmed
-		event = "free slot"
+	// The one definition of a new hold: pending with the usual hold, or, with no
+	// deposit to wait for, confirmed at once.
+	hold := db.Policy.NewHold(*slot, now, booking.EventReserve)
+	status, lockExpire := hold.Status, hold.LockExpire
+	reason := "待付定金，座位保留中"
+	if status == booking.StatusConfirmed {
+		reason = "免费时段，直接确认"
 	}
-	lockExpire := booking.HoldEnd(now, slot.StartAt, db.LockTTL)
 	var idem any
 	if req.IdemKey != "" {
 		idem = req.IdemKey
@@ -248,8 +248,8 @@ func (db *DB) reserveTx(ctx context.Context, req booking.ReserveRequest, slot *b
 	// Every error rolls back on the server (the procedure's exit handler, or the
 	// server itself when the connection is lost), so the connection goes back to
 	// the pool clean whatever happens.
-	err := db.db.QueryRowContext(ctx, reserveSQL, slot.ID, db.WindowDays, req.OpenID, int64(status), slot.PriceFen, idem,
-		lockExpire, now, booking.EventReserve, booking.ActorCustomer, event).Scan(&id, &full)
+	err := db.db.QueryRowContext(ctx, reserveSQL, slot.ID, db.Policy.BookingWindowDays, req.OpenID, int64(status), hold.AmountFen, idem,
+		lockExpire, now, booking.EventReserve, booking.ActorCustomer, reason).Scan(&id, &full)
 	if k := dupKey(err); k != "" {
 		// The customer's own concurrent request got there first.
 		return nil, booking.Errorf(booking.EACTIVEBOOKINGEXISTS, "insert: duplicate %s", k)
@@ -263,7 +263,7 @@ func (db *DB) reserveTx(ctx context.Context, req booking.ReserveRequest, slot *b
 		return nil, booking.Errorf(booking.ESLOTNOTBOOKABLE, "slot %d closed or started meanwhile", slot.ID)
 	}
 	return &booking.Booking{
-		ID: id.Int64, SlotID: slot.ID, OpenID: req.OpenID, Status: status, AmountFen: slot.PriceFen,
+		ID: id.Int64, SlotID: slot.ID, OpenID: req.OpenID, Status: status, AmountFen: hold.AmountFen,
 		OutTradeNo: booking.OutTradeNo(id.Int64), IdemKey: req.IdemKey, LockExpire: lockExpire,
 		CreatedAt: now, UpdatedAt: now, StartAt: slot.StartAt, EndAt: slot.EndAt,
 	}, nil

@@ -2,6 +2,7 @@ package mysql
 
 import (
 	"context"
+	"database/sql"
 	"time"
 )
 
@@ -24,24 +25,23 @@ type claim struct {
 // run claims the rows pick selects with args for `lease`, and returns their ids
 // (as query arguments), in pick's order.
 func (c claim) run(ctx context.Context, db *DB, lease time.Duration, args ...any) ([]any, error) {
-	tx, err := db.beginReadCommitted(ctx)
+	var ids []any
+	err := db.transact(ctx, readCommitted, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, c.pick, args...)
+		if err != nil {
+			return err
+		}
+		if ids, err = scanIDs(rows); err != nil || len(ids) == 0 {
+			return err
+		}
+		leaseArgs := append([]any{lease.Microseconds()}, ids...)
+		_, err = tx.ExecContext(ctx, c.lease+` (`+placeholders(len(ids))+`)`, leaseArgs...)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
-	defer tx.Rollback()
-	rows, err := tx.QueryContext(ctx, c.pick, args...)
-	if err != nil {
-		return nil, err
-	}
-	ids, err := scanIDs(rows)
-	if err != nil || len(ids) == 0 {
-		return nil, err
-	}
-	leaseArgs := append([]any{lease.Microseconds()}, ids...)
-	if _, err := tx.ExecContext(ctx, c.lease+` (`+placeholders(len(ids))+`)`, leaseArgs...); err != nil {
-		return nil, err
-	}
-	return ids, tx.Commit()
+	return ids, nil
 }
 
 var (

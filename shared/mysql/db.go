@@ -26,17 +26,10 @@ import (
 type DB struct {
 	db *sql.DB
 
-	// LockTTL is how long a pending booking holds its seat (LOCK_TTL).
-	LockTTL time.Duration
-	// WindowDays is how far ahead a slot can be booked (BOOKING_WINDOW_DAYS).
-	WindowDays int
-	// RemindBefore is how long before the start a confirmed booking's reminder is
-	// due (REMIND_BEFORE); a booking confirmed inside it gets its reminder at once.
-	RemindBefore time.Duration
-	// NoShowLimit is NO_SHOW_LIMIT: a waiting customer with this many no-shows
-	// in 90 days is passed over by waitlist offers, as reserve refuses her; 0 is
-	// off.
-	NoShowLimit int
+	// Policy is the salon's rules in numbers, the same value the service has:
+	// its transactions read LOCK_TTL and BOOKING_WINDOW_DAYS in their SQL, and
+	// hand the rest to package booking's plans.
+	Policy booking.Policy
 }
 
 // Options tune the connection pool. SCF runs one request per instance at a time,
@@ -187,7 +180,7 @@ func openConfig(cfg *mysql.Config, opt Options) (*DB, error) {
 	}
 	db.SetConnMaxLifetime(opt.ConnMaxLifetime)
 	db.SetConnMaxIdleTime(opt.ConnMaxIdleTime)
-	return &DB{db: db, LockTTL: 15 * time.Minute, WindowDays: 14, RemindBefore: 3 * time.Hour}, nil
+	return &DB{db: db, Policy: booking.DefaultPolicy}, nil
 }
 
 // Close closes the pool.
@@ -204,20 +197,6 @@ func (db *DB) Now(ctx context.Context) (time.Time, error) {
 	var now time.Time
 	err := db.db.QueryRowContext(ctx, `SELECT UTC_TIMESTAMP(6)`).Scan(&now)
 	return now, err
-}
-
-// begin starts a transaction at the server's default isolation. No store method
-// relies on a snapshot: every decision is a conditional write or a locking read,
-// and re-reads after a lost race run outside the transaction. Plain BEGIN costs one
-// round trip; asking for an isolation level costs another on every transaction.
-func (db *DB) begin(ctx context.Context) (*sql.Tx, error) {
-	return db.db.BeginTx(ctx, nil)
-}
-
-// beginReadCommitted is for the release claim: under READ COMMITTED its locking
-// scan takes no gap locks, so it never blocks reservations inserting new holds.
-func (db *DB) beginReadCommitted(ctx context.Context) (*sql.Tx, error) {
-	return db.db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
 }
 
 // statusList spells statuses for SQL's IN (...). The lists come from package
@@ -252,6 +231,33 @@ const (
 // meet a reservation of the same customer at that moment, each waiting for a lock
 // the other holds; the server rolls one back whole, so running it again is safe.
 const deadlockRetries = 3
+
+// transact runs fn in one transaction of the given isolation, commits it when
+// fn succeeds, and rolls it back otherwise (also when fn panics). nil opts is the
+// server's default isolation: no store method relies on a snapshot (every
+// decision is a conditional write or a locking read, and re-reads after a lost
+// race run outside the transaction), and a plain BEGIN costs one round trip
+// where asking for an isolation level costs another. A transaction the server rolled back as a deadlock's
+// victim is run again whole (retryDeadlock), so fn must write only through tx
+// and keep its results in variables it sets anew each time. It is the one
+// place the store begins a transaction.
+func (db *DB) transact(ctx context.Context, opts *sql.TxOptions, fn func(tx *sql.Tx) error) error {
+	return retryDeadlock(func() error {
+		tx, err := db.db.BeginTx(ctx, opts)
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback()
+		if err := fn(tx); err != nil {
+			return err
+		}
+		return tx.Commit()
+	})
+}
+
+// readCommitted is for the release claims: under READ COMMITTED their locking
+// scans take no gap locks, so they never block reservations inserting new holds.
+var readCommitted = &sql.TxOptions{Isolation: sql.LevelReadCommitted}
 
 // retryDeadlock runs tx, a whole transaction, again when the server rolled it
 // back as a deadlock's victim, a lock wait timed out, or an auto-increment value

@@ -27,68 +27,62 @@ func (db *DB) ClaimExpired(ctx context.Context, limit int, lease time.Duration) 
 // is conditional on the booking still being in status from and having no refund
 // yet, so duplicate notifications start one refund. It reports whether this call
 // started it.
-func (db *DB) StartRefund(ctx context.Context, id int64, from booking.Status, p booking.Payment, actor, reason string) (bool, error) {
-	tx, err := db.begin(ctx)
-	if err != nil {
-		return false, err
-	}
-	defer tx.Rollback()
-	res, err := tx.ExecContext(ctx, `
+func (db *DB) StartRefund(ctx context.Context, id int64, from booking.Status, p booking.Payment, actor, reason string) (started bool, err error) {
+	err = db.transact(ctx, nil, func(tx *sql.Tx) error {
+		started = false
+		res, err := tx.ExecContext(ctx, `
 		UPDATE t_booking SET transaction_id = ?, paid_fen = ?, paid_at = ?,
 		       refund_status = ?, refund_fen = ?, refund_no = ?, refund_next_at = UTC_TIMESTAMP(6),
 		       updated_at = UTC_TIMESTAMP(6)
 		WHERE book_id = ? AND status = ? AND refund_status IS NULL`,
 		p.TransactionID, p.AmountFen, p.PaidAt.UTC(), booking.RefundPending, p.AmountFen, booking.OutRefundNo(id), id, from)
-	if err != nil {
-		return false, err
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return false, nil
-	}
-	if err := insertAudit(ctx, tx, booking.AuditRecord{BookingID: id, Event: booking.EventRefund,
-		FromStatus: int(from), ToStatus: int(from), Actor: actor, Reason: reason}); err != nil {
-		return false, err
-	}
-	return true, tx.Commit()
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return nil
+		}
+		started = true
+		return insertAudit(ctx, tx, booking.AuditRecord{BookingID: id, Event: booking.EventRefund,
+			FromStatus: int(from), ToStatus: int(from), Actor: actor, Reason: reason})
+	})
+	return started && err == nil, err
 }
 
 // SetRefundState moves a booking's refund to state to (processing once WeChat
 // accepted it, succeeded or failed once WeChat says so). A final state is never
 // left, so a late or duplicate notification changes nothing. It reports whether
 // this call changed it.
-func (db *DB) SetRefundState(ctx context.Context, id int64, to booking.RefundStatus, refundedAt *time.Time, actor, reason string) (bool, error) {
-	tx, err := db.begin(ctx)
-	if err != nil {
-		return false, err
-	}
-	defer tx.Rollback()
+func (db *DB) SetRefundState(ctx context.Context, id int64, to booking.RefundStatus, refundedAt *time.Time, actor, reason string) (changed bool, err error) {
 	var at any
 	if refundedAt != nil {
 		at = refundedAt.UTC()
 	}
-	// Accepted by WeChat (processing): the clock for REFUND_QUERY_AFTER starts,
-	// and the refund is due for a query as soon as that has passed.
-	res, err := tx.ExecContext(ctx, `
+	err = db.transact(ctx, nil, func(tx *sql.Tx) error {
+		changed = false
+		// Accepted by WeChat (processing): the clock for REFUND_QUERY_AFTER starts,
+		// and the refund is due for a query as soon as that has passed.
+		res, err := tx.ExecContext(ctx, `
 		UPDATE t_booking SET refund_status = ?, refunded_at = COALESCE(?, refunded_at),
 		       refund_requested_at = IF(? = ?, UTC_TIMESTAMP(6), refund_requested_at),
 		       refund_next_at = UTC_TIMESTAMP(6), refund_attempts = 0, updated_at = UTC_TIMESTAMP(6)
 		WHERE book_id = ? AND refund_status IN (?, ?) AND refund_status <> ?`,
 		to, at, to, booking.RefundProcessing, id, booking.RefundPending, booking.RefundProcessing, to)
-	if err != nil {
-		return false, err
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return false, nil
-	}
-	var status int
-	if err := tx.QueryRowContext(ctx, `SELECT status FROM t_booking WHERE book_id = ?`, id).Scan(&status); err != nil {
-		return false, err
-	}
-	if err := insertAudit(ctx, tx, booking.AuditRecord{BookingID: id, Event: booking.EventRefund,
-		FromStatus: status, ToStatus: status, Actor: actor, Reason: reason}); err != nil {
-		return false, err
-	}
-	return true, tx.Commit()
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return nil
+		}
+		var status int
+		if err := tx.QueryRowContext(ctx, `SELECT status FROM t_booking WHERE book_id = ?`, id).Scan(&status); err != nil {
+			return err
+		}
+		changed = true
+		return insertAudit(ctx, tx, booking.AuditRecord{BookingID: id, Event: booking.EventRefund,
+			FromStatus: status, ToStatus: status, Actor: actor, Reason: reason})
+	})
+	return changed && err == nil, err
 }
 
 // ClaimDueRefunds leases to the calling release run up to limit refunds whose

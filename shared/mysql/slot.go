@@ -37,7 +37,7 @@ func (db *DB) ListSlots(ctx context.Context, from, to time.Time) ([]booking.Slot
 	rows, err := db.db.QueryContext(ctx, `
 		SELECT `+slotColumns+`, `+bookableExpr+`
 		FROM t_slot WHERE start_at >= ? AND start_at < ? ORDER BY start_at`,
-		db.WindowDays, from.UTC(), to.UTC())
+		db.Policy.BookingWindowDays, from.UTC(), to.UTC())
 	if err != nil {
 		return nil, err
 	}
@@ -84,12 +84,18 @@ const SlotBatch = 1000
 // transaction is short now that it is a few dozen statements. Batches that
 // committed on their own would be safe to repeat (existing starts are skipped)
 // but could leave half a schedule that the salon did not see confirmed.
-func (db *DB) CreateSlots(ctx context.Context, slots []booking.ScheduledSlot) (created, skipped int, err error) {
-	tx, err := db.begin(ctx)
+func (db *DB) CreateSlots(ctx context.Context, all []booking.ScheduledSlot) (created, skipped int, err error) {
+	err = db.transact(ctx, nil, func(tx *sql.Tx) error {
+		created, skipped = 0, 0
+		return createSlots(ctx, tx, all, &created, &skipped)
+	})
 	if err != nil {
 		return 0, 0, err
 	}
-	defer tx.Rollback()
+	return created, skipped, nil
+}
+
+func createSlots(ctx context.Context, tx *sql.Tx, slots []booking.ScheduledSlot, created, skipped *int) error {
 	for len(slots) > 0 {
 		batch := slots[:min(len(slots), SlotBatch)]
 		slots = slots[len(batch):]
@@ -107,19 +113,19 @@ func (db *DB) CreateSlots(ctx context.Context, slots []booking.ScheduledSlot) (c
 			VALUES `+repeatRows(`(?, ?, ?, 0, ?, 1, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))`, len(batch))+`
 			ON DUPLICATE KEY UPDATE slot_id = slot_id`, args...)
 		if err != nil {
-			return 0, 0, err
+			return err
 		}
 		n, err := res.RowsAffected()
 		if err != nil {
-			return 0, 0, err
+			return err
 		}
 		if n < 0 || n > int64(len(batch)) {
-			return 0, 0, fmt.Errorf("create slots: %d rows affected by a batch of %d", n, len(batch))
+			return fmt.Errorf("create slots: %d rows affected by a batch of %d", n, len(batch))
 		}
-		created += int(n)
-		skipped += len(batch) - int(n)
+		*created += int(n)
+		*skipped += len(batch) - int(n)
 	}
-	return created, skipped, tx.Commit()
+	return nil
 }
 
 // repeatRows is row, n times, separated by commas.
@@ -133,18 +139,13 @@ func repeatRows(row string, n int) string {
 // waits for it rather than slipping between the check and the write; capacity is
 // never lowered below what is booked (INVALID_STATE, nothing written).
 func (db *DB) UpdateSlot(ctx context.Context, id int64, u booking.SlotUpdate, actor string) (*booking.SlotView, error) {
-	if err := retryDeadlock(func() error { return db.updateSlot(ctx, id, u, actor) }); err != nil {
+	if err := db.transact(ctx, nil, func(tx *sql.Tx) error { return db.updateSlot(ctx, tx, id, u, actor) }); err != nil {
 		return nil, err
 	}
 	return db.findSlotView(ctx, id)
 }
 
-func (db *DB) updateSlot(ctx context.Context, id int64, u booking.SlotUpdate, actor string) error {
-	tx, err := db.begin(ctx)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
+func (db *DB) updateSlot(ctx context.Context, tx *sql.Tx, id int64, u booking.SlotUpdate, actor string) error {
 	s, err := scanSlot(tx.QueryRowContext(ctx, `SELECT `+slotColumns+` FROM t_slot WHERE slot_id = ? FOR UPDATE`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return booking.Errorf(booking.ENOTFOUND, "slot %d not found", id)
@@ -177,18 +178,16 @@ func (db *DB) updateSlot(ctx context.Context, id int64, u booking.SlotUpdate, ac
 	reopened := u.Open != nil && *u.Open && !s.Open
 	if raised || reopened {
 		// New or reopened seats go to the waitlist first, in this transaction.
-		if err := db.offerSeats(ctx, tx, id, booking.MaxCapacity); err != nil {
-			return err
-		}
+		return db.offerSeats(ctx, tx, id, booking.MaxCapacity)
 	}
-	return tx.Commit()
+	return nil
 }
 
 // findSlotView returns one slot with whether it is bookable now.
 func (db *DB) findSlotView(ctx context.Context, id int64) (*booking.SlotView, error) {
 	var v booking.SlotView
 	s, err := scanSlot(db.db.QueryRowContext(ctx, `SELECT `+slotColumns+`, `+bookableExpr+` FROM t_slot WHERE slot_id = ?`,
-		db.WindowDays, id), &v.Bookable)
+		db.Policy.BookingWindowDays, id), &v.Bookable)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, booking.Errorf(booking.ENOTFOUND, "slot %d not found", id)
 	} else if err != nil {

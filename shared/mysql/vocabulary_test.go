@@ -17,7 +17,7 @@ import (
 func TestBookableSQLMatchesTheDomain(t *testing.T) {
 	t.Parallel()
 	db := mysqltest.New(t)
-	window := db.WindowDays
+	window := db.Policy.BookingWindowDays
 	starts := []time.Duration{-2 * time.Hour, -time.Minute, time.Minute, 2 * time.Hour,
 		time.Duration(window)*24*time.Hour - time.Hour, time.Duration(window)*24*time.Hour + time.Hour}
 	var ids []int64
@@ -86,7 +86,7 @@ func TestReserveProcedureTakesSeatsOnlyWhenBookable(t *testing.T) {
 
 	closed := mysqltest.AddSlot(t, db, 24*time.Hour, 3, 5000)
 	started := mysqltest.AddSlot(t, db, -time.Minute, 3, 5000)
-	tooFar := mysqltest.AddSlot(t, db, time.Duration(db.WindowDays+1)*24*time.Hour, 3, 5000)
+	tooFar := mysqltest.AddSlot(t, db, time.Duration(db.Policy.BookingWindowDays+1)*24*time.Hour, 3, 5000)
 	full := mysqltest.AddSlot(t, db, 25*time.Hour, 1, 5000)
 	free := mysqltest.AddSlot(t, db, 26*time.Hour, 1, 5000)
 	if _, err := db.SQL().Exec(`UPDATE t_slot SET is_open = 0 WHERE slot_id = ?`, closed); err != nil {
@@ -97,7 +97,7 @@ func TestReserveProcedureTakesSeatsOnlyWhenBookable(t *testing.T) {
 	}
 	call := func(slot int64, openid string) (id *int64, isFull bool) {
 		t.Helper()
-		if err := db.SQL().QueryRow(mysql.ReserveSQLForTest, slot, db.WindowDays, openid, booking.StatusPending, 5000, nil,
+		if err := db.SQL().QueryRow(mysql.ReserveSQLForTest, slot, db.Policy.BookingWindowDays, openid, booking.StatusPending, 5000, nil,
 			time.Now().UTC().Add(time.Hour), time.Now().UTC(), booking.EventReserve, booking.ActorCustomer, "hold").Scan(&id, &isFull); err != nil {
 			t.Fatal(err)
 		}

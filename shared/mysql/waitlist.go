@@ -17,32 +17,30 @@ import (
 // deadlock's victim is run again.
 func (db *DB) JoinWaitlist(ctx context.Context, openid string, slotID int64, maxEntries int) (*booking.WaitlistEntry, error) {
 	var entry *booking.WaitlistEntry
-	err := retryDeadlock(func() (err error) {
-		entry, err = db.joinWaitlist(ctx, openid, slotID, maxEntries)
+	err := db.transact(ctx, nil, func(tx *sql.Tx) (err error) {
+		entry, err = db.joinWaitlist(ctx, tx, openid, slotID, maxEntries)
 		return err
 	})
-	return entry, err
+	if err != nil {
+		return nil, err
+	}
+	return entry, nil
 }
 
 // joinWaitlist answers the entry as the join's transaction sees it: a seat
 // that comes free right after the commit may already have turned it into an
 // offer, which the customer then finds among her bookings.
-func (db *DB) joinWaitlist(ctx context.Context, openid string, slotID int64, maxEntries int) (*booking.WaitlistEntry, error) {
-	tx, err := db.begin(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer tx.Rollback()
+func (db *DB) joinWaitlist(ctx context.Context, tx *sql.Tx, openid string, slotID int64, maxEntries int) (*booking.WaitlistEntry, error) {
 	// The slot row is locked first, as every change that frees one of its seats
 	// locks it (the seat's return) before it looks for waiters. So a join and a
 	// freed seat never cross: either the join sees the seat free (SEATS_AVAILABLE)
 	// or the change that frees it sees the new entry and offers it the seat.
 	var slot booking.Slot
 	var openForBooking, holdsSeat bool
-	err = tx.QueryRowContext(ctx, `SELECT `+slotColumns+`, `+openForBookingExpr+`,
+	err := tx.QueryRowContext(ctx, `SELECT `+slotColumns+`, `+openForBookingExpr+`,
 			EXISTS (SELECT 1 FROM t_booking h WHERE h.slot_id = t_slot.slot_id AND h.openid = ? AND h.status IN (`+seatHoldingSQL+`))
 		FROM t_slot WHERE slot_id = ? FOR UPDATE`,
-		db.WindowDays, openid, slotID).Scan(&slot.ID, &slot.StartAt, &slot.EndAt, &slot.Capacity, &slot.Booked, &slot.PriceFen, &slot.Open,
+		db.Policy.BookingWindowDays, openid, slotID).Scan(&slot.ID, &slot.StartAt, &slot.EndAt, &slot.Capacity, &slot.Booked, &slot.PriceFen, &slot.Open,
 		&openForBooking, &holdsSeat)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
@@ -86,11 +84,7 @@ func (db *DB) joinWaitlist(ctx context.Context, openid string, slotID int64, max
 	if _, err := tx.ExecContext(ctx, `INSERT INTO t_waitlist (slot_id, openid, created_at) VALUES (?, ?, UTC_TIMESTAMP(6))`, slotID, openid); err != nil {
 		return nil, err
 	}
-	e, err := db.findWaitlistEntry(ctx, tx, openid, slotID)
-	if err != nil {
-		return nil, err
-	}
-	return e, tx.Commit()
+	return db.findWaitlistEntry(ctx, tx, openid, slotID)
 }
 
 const waitlistColumns = `w.slot_id, w.openid, w.created_at, s.start_at, s.end_at,
@@ -179,55 +173,48 @@ func (db *DB) DropStartedWaitlists(ctx context.Context) (int, error) {
 }
 
 // offerSeats hands up to n seats of a slot, just freed inside tx by the caller,
-// to the first customers in its line who can take them: each gets a new booking
-// in pending_payment with the usual hold (also for a free slot: an offer is never
-// confirmed unasked, the customer accepts it), their entry is removed, an audit
-// record and a notification are written, and the seat is taken again, all in the
-// caller's transaction. So a freed seat is never free to the public while
-// someone who can take it waits. Passed over, keeping their place: customers who
-// hold an unfinished booking, who hold a seat of this slot, or who reached
-// NoShowLimit (they would be refused at reserve). A slot that no longer takes
-// bookings (closed, started) offers nothing.
+// to the first customers in its line who can take them (booking.Policy's
+// FirstToOffer decides, on the facts read here): each gets the new hold
+// booking.Policy.NewHold defines (pending, also for a free slot: an offer is
+// never confirmed unasked), their entry is removed, an audit record and a
+// notification are written, and the seat is taken again, all in the caller's
+// transaction. So a freed seat is never free to the public while someone who
+// can take it waits; those passed over keep their place. A slot that no longer
+// takes bookings (closed, started) offers nothing.
 func (db *DB) offerSeats(ctx context.Context, tx *sql.Tx, slotID int64, n int) error {
 	var slot booking.Slot
 	var openForBooking bool
 	var now time.Time
 	err := tx.QueryRowContext(ctx, `SELECT `+slotColumns+`, `+openForBookingExpr+`, UTC_TIMESTAMP(6) FROM t_slot WHERE slot_id = ? FOR UPDATE`,
-		db.WindowDays, slotID).Scan(&slot.ID, &slot.StartAt, &slot.EndAt, &slot.Capacity, &slot.Booked, &slot.PriceFen, &slot.Open, &openForBooking, &now)
+		db.Policy.BookingWindowDays, slotID).Scan(&slot.ID, &slot.StartAt, &slot.EndAt, &slot.Capacity, &slot.Booked, &slot.PriceFen, &slot.Open, &openForBooking, &now)
 	if err != nil || !openForBooking {
 		return err
 	}
-	var passed []any // entries whose customer turned out to hold a booking meanwhile
-	for ; n > 0 && slot.Booked < slot.Capacity; n-- {
-		q := `SELECT w.waitlist_id, w.openid FROM t_waitlist w
-			WHERE w.slot_id = ? AND NOT EXISTS (SELECT 1 FROM t_booking b WHERE b.active_openid = w.openid)
-			  AND NOT EXISTS (SELECT 1 FROM t_booking h WHERE h.openid = w.openid AND h.slot_id = w.slot_id AND h.status IN (` + seatHoldingSQL + `))
-			  AND (? = 0 OR ` + noShowsOf("w.openid") + ` < ?)`
-		args := []any{slotID, db.NoShowLimit, booking.StatusNoShow, booking.NoShowWindow.Microseconds(), db.NoShowLimit}
-		if len(passed) > 0 {
-			q += ` AND w.waitlist_id NOT IN (` + placeholders(len(passed)) + `)`
-			args = append(args, passed...)
+	passed := map[int64]bool{} // entries whose customer turned out to hold a booking meanwhile
+	var line []booking.Waiter
+	after := int64(0) // the line is read a page at a time, only as far as needed
+	for n > 0 && slot.Booked < slot.Capacity {
+		w, ok := db.Policy.FirstToOffer(line, passed)
+		if !ok {
+			page, err := db.readLine(ctx, tx, slotID, after)
+			if err != nil || len(page) == 0 {
+				return err
+			}
+			line, after = page, page[len(page)-1].EntryID
+			continue
 		}
-		var entryID int64
-		var openid string
-		err := tx.QueryRowContext(ctx, q+` ORDER BY w.waitlist_id LIMIT 1 FOR UPDATE`, args...).Scan(&entryID, &openid)
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil
-		} else if err != nil {
-			return err
-		}
-		status := booking.StatusPending
+		hold := db.Policy.NewHold(slot, now, booking.EventWaitlistOffer)
 		res, err := tx.ExecContext(ctx, `INSERT INTO t_booking (slot_id, openid, status, amount_fen, lock_expire, created_at, updated_at)
 			VALUES (?, ?, ?, ?, ?, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))`,
-			slotID, openid, status, slot.PriceFen, booking.HoldEnd(now, slot.StartAt, db.LockTTL))
+			slotID, w.OpenID, hold.Status, hold.AmountFen, hold.LockExpire)
 		if dupKey(err) == "uk_booking_active" {
 			// The customer reserved elsewhere a moment ago: passed over, keeps the place.
-			passed = append(passed, entryID)
-			n++
+			passed[w.EntryID] = true
 			continue
 		} else if err != nil {
 			return err
 		}
+		passed[w.EntryID] = true
 		id, err := res.LastInsertId()
 		if err != nil {
 			return err
@@ -235,11 +222,11 @@ func (db *DB) offerSeats(ctx context.Context, tx *sql.Tx, slotID int64, n int) e
 		if _, err := tx.ExecContext(ctx, `UPDATE t_booking SET out_trade_no = ? WHERE book_id = ?`, booking.OutTradeNo(id), id); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM t_waitlist WHERE waitlist_id = ?`, entryID); err != nil {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM t_waitlist WHERE waitlist_id = ?`, w.EntryID); err != nil {
 			return err
 		}
 		if err := insertAudit(ctx, tx, booking.AuditRecord{BookingID: id, SlotID: slotID, Event: booking.EventWaitlistOffer,
-			FromStatus: -1, ToStatus: int(status), Actor: booking.ActorSystem, Reason: "空出的座位给了候补第一位"}); err != nil {
+			FromStatus: -1, ToStatus: int(hold.Status), Actor: booking.ActorSystem, Reason: "空出的座位给了候补第一位"}); err != nil {
 			return err
 		}
 		if err := enqueueNotification(ctx, tx, id, booking.NotifyWaitlist); err != nil {
@@ -253,6 +240,43 @@ func (db *DB) offerSeats(ctx context.Context, tx *sql.Tx, slotID int64, n int) e
 			return errors.New("mysql: waitlist offer found no seat on a locked slot")
 		}
 		slot.Booked++
+		n--
 	}
 	return nil
+}
+
+// linePage is how many entries of a line offerSeats reads at a time: a line is
+// rarely longer, and a page whose customers are all passed over leads to the
+// next.
+const linePage = 50
+
+// readLine reads, and locks, the next page of a slot's line after entry id
+// `after`, in line order, with the facts that decide who can take a seat.
+func (db *DB) readLine(ctx context.Context, tx *sql.Tx, slotID, after int64) ([]booking.Waiter, error) {
+	noShows := `0`
+	args := []any{}
+	if db.Policy.NoShowLimit > 0 {
+		// Counted only when the limit is on: the same count as reserve's refusal.
+		noShows = noShowsOf("w.openid")
+		args = append(args, booking.StatusNoShow, booking.NoShowWindow.Microseconds())
+	}
+	args = append(args, slotID, after, linePage)
+	rows, err := tx.QueryContext(ctx, `SELECT w.waitlist_id, w.openid,
+			EXISTS (SELECT 1 FROM t_booking b WHERE b.active_openid = w.openid),
+			EXISTS (SELECT 1 FROM t_booking h WHERE h.openid = w.openid AND h.slot_id = w.slot_id AND h.status IN (`+seatHoldingSQL+`)),
+			`+noShows+`
+		FROM t_waitlist w WHERE w.slot_id = ? AND w.waitlist_id > ? ORDER BY w.waitlist_id LIMIT ? FOR UPDATE`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var line []booking.Waiter
+	for rows.Next() {
+		var w booking.Waiter
+		if err := rows.Scan(&w.EntryID, &w.OpenID, &w.HoldsUnfinished, &w.HoldsSeatHere, &w.NoShows); err != nil {
+			return nil, err
+		}
+		line = append(line, w)
+	}
+	return line, rows.Err()
 }

@@ -104,7 +104,7 @@ func (s *Service) Release(ctx context.Context) (sum Summary, err error) {
 	} else if n > 0 {
 		log.Info("waitlist entries of started slots dropped", "entries", n)
 	}
-	if _, err := s.Store.EnqueueReminders(ctx, s.RemindBefore); err != nil {
+	if _, err := s.Store.EnqueueReminders(ctx, s.Policy.RemindBefore); err != nil {
 		log.Warn("writing reminders failed; the next run writes them", "err", err.Error())
 	}
 	if s.Messages != nil {
@@ -156,14 +156,14 @@ func (s *Service) releaseExpired(ctx context.Context, stopAt time.Time, batch in
 // or the salon's check-in at the same moment wins or loses cleanly.
 func (s *Service) markNoShows(ctx context.Context, stopAt time.Time, batch int, sum *Summary) error {
 	for time.Now().Before(stopAt) {
-		ids, err := s.Store.DueNoShows(ctx, s.NoShowGrace, batch)
+		ids, err := s.Store.DueNoShows(ctx, s.Policy.NoShowGrace, batch)
 		if err != nil {
 			return err
 		}
 		changed := 0
 		for _, id := range ids {
 			_, err := s.Store.ChangeStatus(ctx, booking.Change{BookingID: id, From: booking.StatusConfirmed, To: booking.StatusNoShow,
-				Event: booking.EventNoShow, Actor: booking.ActorTimer, Reason: "时段结束 " + s.NoShowGrace.String() + " 后仍未签到"})
+				Event: booking.EventNoShow, Actor: booking.ActorTimer, Reason: "时段结束 " + s.Policy.NoShowGrace.String() + " 后仍未签到"})
 			switch {
 			case err == nil:
 				sum.NoShows++
@@ -188,7 +188,7 @@ func (s *Service) markNoShows(ctx context.Context, stopAt time.Time, batch int, 
 // refund that keeps failing never holds up the rest.
 func (s *Service) settleDueRefunds(ctx context.Context, stopAt time.Time, batch int, lease time.Duration, sum *Summary) error {
 	for time.Now().Before(stopAt) {
-		due, err := s.Store.ClaimDueRefunds(ctx, s.RefundQueryAfter, lease, batch)
+		due, err := s.Store.ClaimDueRefunds(ctx, s.Policy.RefundQueryAfter, lease, batch)
 		if err != nil {
 			return err
 		}

@@ -50,15 +50,9 @@ type Service struct {
 	BatchSize int
 	Lease     time.Duration
 
-	// Policy (see package config for the settings and their defaults).
-	CancelFreeHours  int           // CANCEL_FREE_HOURS
-	NoShowGrace      time.Duration // NO_SHOW_GRACE
-	NoShowLimit      int           // NO_SHOW_LIMIT; 0 is off
-	RefundQueryAfter time.Duration // REFUND_QUERY_AFTER
-	RemindBefore     time.Duration // REMIND_BEFORE
-	// CheckinOpensBefore is CHECKIN_OPENS_BEFORE: check-in of a confirmed
-	// booking opens this long before its slot starts.
-	CheckinOpensBefore time.Duration
+	// Policy is the salon's rules in numbers (package config reads it from the
+	// settings); the store is given the same value.
+	Policy booking.Policy
 
 	// Messages sends customer notifications; nil (WX_APPID unset) leaves them
 	// waiting in the outbox.
@@ -103,15 +97,15 @@ func (s *Service) Reserve(ctx context.Context, openid string, slotID int64, idem
 // checkNoShowLimit refuses a customer with NO_SHOW_LIMIT or more no-shows whose
 // slots started in the last 90 days. Off (no query at all) when the limit is 0.
 func (s *Service) checkNoShowLimit(ctx context.Context, openid string) error {
-	if s.NoShowLimit <= 0 {
+	if s.Policy.NoShowLimit <= 0 {
 		return nil
 	}
 	n, err := s.Store.CountNoShows(ctx, openid, booking.NoShowWindow)
 	if err != nil {
 		return err
 	}
-	if n >= s.NoShowLimit {
-		return booking.Errorf(booking.ENOSHOWLIMIT, "customer has %d no-shows in 90 days, limit %d", n, s.NoShowLimit)
+	if n >= s.Policy.NoShowLimit {
+		return booking.Errorf(booking.ENOSHOWLIMIT, "customer has %d no-shows in 90 days, limit %d", n, s.Policy.NoShowLimit)
 	}
 	return nil
 }
@@ -215,7 +209,7 @@ type cancelRequest struct {
 // cancelling a paid booking after its cancelFreeUntil. The salon's cancel is
 // never late, nor is the cancel of a booking the customer saw as unpaid.
 func (s *Service) late(b *booking.Booking, r cancelRequest) bool {
-	return r.actor == booking.ActorCustomer && !r.paidWhileCancelling && b.Paid() && r.now.After(b.CancelFreeUntil(s.CancelFreeHours))
+	return r.actor == booking.ActorCustomer && !r.paidWhileCancelling && b.Paid() && r.now.After(b.CancelFreeUntil(s.Policy.CancelFreeHours))
 }
 
 // cancel cancels a pending or confirmed booking. A pending booking's WeChat order
@@ -246,16 +240,21 @@ func (s *Service) cancel(ctx context.Context, b *booking.Booking, r cancelReques
 	case booking.StatusConfirmed:
 		if s.late(b, r) {
 			if !r.forfeit {
-				return nil, booking.Errorf(booking.ELATECANCEL, "booking %d: free cancel ended %s", b.ID, b.CancelFreeUntil(s.CancelFreeHours).Format(time.RFC3339))
+				return nil, booking.Errorf(booking.ELATECANCEL, "booking %d: free cancel ended %s", b.ID, b.CancelFreeUntil(s.Policy.CancelFreeHours).Format(time.RFC3339))
 			}
 			// The seat goes back; the deposit is kept, as the customer accepted.
 			return s.Store.ChangeStatus(ctx, booking.Change{BookingID: b.ID, From: booking.StatusConfirmed, To: booking.StatusCancelled,
 				Event: booking.EventLateCancel, Actor: actor, Reason: "临近开始取消，定金不退"})
 		}
-		paid := b.Paid()
+		reason := "取消，未付款无需退款"
+		if b.Paid() {
+			reason = "付款后取消，全额退款"
+		}
+		// The state machine refunds a paid booking's cancel in full, recorded in
+		// the change itself; WeChat is asked right after the commit.
 		out, err := s.Store.ChangeStatus(ctx, booking.Change{BookingID: b.ID, From: booking.StatusConfirmed, To: booking.StatusCancelled,
-			Event: booking.EventCancel, Actor: actor, Reason: "付款后取消，全额退款", StartRefund: paid})
-		if err != nil || !paid {
+			Event: booking.EventCancel, Actor: actor, Reason: reason})
+		if err != nil || out.Refund == nil {
 			return out, err
 		}
 		return s.requestRefund(ctx, out)
@@ -342,9 +341,9 @@ func (s *Service) CheckIn(ctx context.Context, bookingID int64) (*booking.Bookin
 	if err != nil {
 		return nil, err
 	}
-	if !b.CanCheckIn(now, s.CheckinOpensBefore) {
+	if !b.CanCheckIn(now, s.Policy.CheckinOpensBefore) {
 		return nil, booking.Errorf(booking.ETOOEARLY, "booking %d: check-in opens %s", b.ID,
-			b.CheckInOpens(s.CheckinOpensBefore).Format(time.RFC3339))
+			b.CheckInOpens(s.Policy.CheckinOpensBefore).Format(time.RFC3339))
 	}
 	return s.Store.ChangeStatus(ctx, booking.Change{BookingID: bookingID, From: b.Status, To: booking.StatusCompleted,
 		Event: booking.EventCheckIn, Actor: booking.ActorSalon, Reason: reason})

@@ -23,9 +23,8 @@ var ctx = context.Background()
 func newService(t *testing.T) (*service.Service, *mysql.DB) {
 	t.Helper()
 	store := mysqltest.New(t)
-	return &service.Service{Store: store, Loc: time.FixedZone("CST", 8*3600), Log: slog.New(slog.DiscardHandler), CancelFreeHours: 2,
-		NoShowGrace: 30 * time.Minute, RefundQueryAfter: 5 * time.Minute, RemindBefore: 3 * time.Hour,
-		CheckinOpensBefore: 2 * time.Hour}, store
+	return &service.Service{Store: store, Loc: time.FixedZone("CST", 8*3600), Log: slog.New(slog.DiscardHandler),
+		Policy: store.Policy}, store
 }
 
 // paid reserves a seat of slot for openid and records its payment.
@@ -136,7 +135,7 @@ func TestNoShowLimitWindow(t *testing.T) {
 		t.Fatal(err)
 	}
 	next := mysqltest.AddSlot(t, store, 32*time.Hour, 3, 0)
-	svc.NoShowLimit = 1
+	svc.Policy.NoShowLimit = 1
 	if _, err := svc.Reserve(ctx, "o-limit", next, ""); !booking.IsCode(err, booking.ENOSHOWLIMIT) {
 		t.Fatalf("with the limit on: %v", err)
 	}

@@ -215,15 +215,11 @@ func (e *Env) build() (*Deps, error) {
 	if err != nil {
 		return nil, booking.Errorf(booking.EINTERNAL, "%v", err)
 	}
-	store.LockTTL = cfg.LockTTL
-	store.WindowDays = cfg.BookingWindowDays
-	store.RemindBefore = cfg.RemindBefore
-	store.NoShowLimit = cfg.NoShowLimit
+	// One policy, read from the settings once, for the store and the service.
+	store.Policy = cfg.Policy
 
 	d := &Deps{Cfg: cfg}
-	d.Svc = &service.Service{Store: store, AppID: cfg.WXAppID, Loc: cfg.ShopTZ, Log: log,
-		CancelFreeHours: cfg.CancelFreeHours, NoShowGrace: cfg.NoShowGrace, NoShowLimit: cfg.NoShowLimit,
-		RefundQueryAfter: cfg.RefundQueryAfter, RemindBefore: cfg.RemindBefore, CheckinOpensBefore: cfg.CheckinOpensBefore}
+	d.Svc = &service.Service{Store: store, AppID: cfg.WXAppID, Loc: cfg.ShopTZ, Log: log, Policy: cfg.Policy}
 	if e.getenv("WECHATPAY_MCHID") != "" {
 		pay, mchID, err := e.weChatPay()
 		switch {

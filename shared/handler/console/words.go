@@ -31,7 +31,7 @@ type bookingAction struct {
 var bookingActions = []bookingAction{
 	{Name: "checkin", Label: "签到", Confirm: "确认 %s 已到店签到？", Done: "已签到", Run: (*service.Service).CheckIn,
 		Shown: func(s *service.Service, b *booking.Booking, now time.Time) bool {
-			return b.CanCheckIn(now, s.CheckinOpensBefore)
+			return b.CanCheckIn(now, s.Policy.CheckinOpensBefore)
 		}},
 	{Name: "noshow", Label: "未到店", Confirm: "确认 %s 没有来？定金不退。", Done: "已标记为未到店（定金不退）", Run: (*service.Service).MarkNoShow,
 		Shown: func(_ *service.Service, b *booking.Booking, now time.Time) bool { return b.CanMarkNoShow(now) }},

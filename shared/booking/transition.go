@@ -1,0 +1,240 @@
+package booking
+
+import (
+	"slices"
+	"time"
+)
+
+// The booking state machine, as data. Every change of a booking's status is one
+// row of Transitions: who may ask for it, what happens to the seat, whether the
+// deposit is refunded, which messages it causes, and whether a seat it frees is
+// handed to the waitlist. Plan turns a requested Change and the facts the store
+// read inside its transaction into the writes that change needs; the store runs
+// them and decides nothing. shared/README.md's state table is checked against
+// this one (infra/doccheck).
+
+// StatusNew stands for "no booking yet" in the rows that create one.
+const StatusNew Status = -1
+
+// SeatEffect is what a transition does to the slot's booked counter.
+type SeatEffect int
+
+const (
+	SeatKept     SeatEffect = iota // the booking holds (or does not hold) a seat before and after
+	SeatReturned                   // booked - 1: the seat is free again
+	SeatRetaken                    // booked + 1, only if the slot is still bookable with a free seat
+	SeatTaken                      // a new booking takes a seat (reserve, waitlist offer)
+)
+
+// RefundRule says whether a transition refunds the deposit.
+type RefundRule int
+
+const (
+	RefundNever  RefundRule = iota
+	RefundIfPaid            // a full refund of what was paid, decided in the same transaction
+)
+
+// Transition is one row of the state machine.
+type Transition struct {
+	Event  string // Event*: the audit record it writes
+	From   Status // StatusNew for a booking created by it
+	To     Status
+	Actors []string // who may ask for it
+	Seat   SeatEffect
+	Refund RefundRule
+	// Payment: the change records a verified payment (and so needs one).
+	Payment bool
+	// Notify are the messages it writes into the outbox in its transaction; a
+	// reminder only when the start is within REMIND_BEFORE.
+	Notify []NotificationKind
+	// OffersFreedSeat: a seat it returns goes to the first in the slot's line
+	// who can take it, in the same transaction.
+	OffersFreedSeat bool
+	// Why is the row's sentence for the salon and the README.
+	Why string
+}
+
+// Transitions is the state machine. Rows of one event and one From differ in
+// their actors (the salon's cancel tells the customer, hers does not).
+var Transitions = []Transition{
+	{Event: EventReserve, From: StatusNew, To: StatusPending, Actors: []string{ActorCustomer}, Seat: SeatTaken,
+		Why: "a reservation of a slot with a price: the seat is held while the customer pays"},
+	{Event: EventReserve, From: StatusNew, To: StatusConfirmed, Actors: []string{ActorCustomer}, Seat: SeatTaken,
+		Why: "a reservation of a free slot (priceFen 0): confirmed at once"},
+	{Event: EventWaitlistOffer, From: StatusNew, To: StatusPending, Actors: []string{ActorSystem}, Seat: SeatTaken,
+		Notify: []NotificationKind{NotifyWaitlist},
+		Why:    "a freed seat handed to the first in line, as a hold: never confirmed unasked, also when free"},
+	{Event: EventConfirm, From: StatusPending, To: StatusConfirmed, Actors: []string{ActorWeChat}, Seat: SeatKept,
+		Payment: true, Notify: []NotificationKind{NotifyConfirmed, NotifyReminder},
+		Why: "a verified payment (notification, or a signed query by the release run or a cancel)"},
+	{Event: EventConfirm, From: StatusPending, To: StatusConfirmed, Actors: []string{ActorCustomer}, Seat: SeatKept,
+		Notify: []NotificationKind{NotifyReminder},
+		Why:    "the customer accepts a free waitlist offer (POST /bookings/{id}/pay)"},
+	{Event: EventLatePayment, From: StatusExpired, To: StatusConfirmed, Actors: []string{ActorWeChat}, Seat: SeatRetaken,
+		Payment: true, Notify: []NotificationKind{NotifyConfirmed, NotifyReminder},
+		Why: "a payment for a released hold, re-seated when the slot is bookable with a free seat and no refund was started"},
+	{Event: EventCheckIn, From: StatusConfirmed, To: StatusCompleted, Actors: []string{ActorSalon}, Seat: SeatKept,
+		Why: "the customer arrived (from CHECKIN_OPENS_BEFORE before the start)"},
+	{Event: EventCheckIn, From: StatusNoShow, To: StatusCompleted, Actors: []string{ActorSalon}, Seat: SeatKept,
+		Why: "a late check-in: the staff forgot to press the button"},
+	{Event: EventCancel, From: StatusPending, To: StatusCancelled, Actors: []string{ActorCustomer}, Seat: SeatReturned,
+		OffersFreedSeat: true, Why: "the customer cancels an unpaid hold, until the start"},
+	{Event: EventCancel, From: StatusPending, To: StatusCancelled, Actors: []string{ActorSalon}, Seat: SeatReturned,
+		Notify: []NotificationKind{NotifyCancelled}, OffersFreedSeat: true, Why: "the salon cancels an unpaid hold"},
+	{Event: EventCancel, From: StatusConfirmed, To: StatusCancelled, Actors: []string{ActorCustomer}, Seat: SeatReturned,
+		Refund: RefundIfPaid, OffersFreedSeat: true, Why: "the customer cancels until cancelFreeUntil: refunded in full"},
+	{Event: EventCancel, From: StatusConfirmed, To: StatusCancelled, Actors: []string{ActorSalon}, Seat: SeatReturned,
+		Refund: RefundIfPaid, Notify: []NotificationKind{NotifyCancelled}, OffersFreedSeat: true,
+		Why: "the salon cancels, any time before check-in: refunded in full"},
+	{Event: EventLateCancel, From: StatusConfirmed, To: StatusCancelled, Actors: []string{ActorCustomer}, Seat: SeatReturned,
+		OffersFreedSeat: true, Why: `the customer cancels after cancelFreeUntil with {"forfeitDeposit":true}: the deposit is kept`},
+	{Event: EventRelease, From: StatusPending, To: StatusExpired, Actors: []string{ActorTimer}, Seat: SeatReturned,
+		OffersFreedSeat: true, Why: "the release run, after lock_expire, once WeChat proves the order unpayable"},
+	{Event: EventNoShow, From: StatusConfirmed, To: StatusNoShow, Actors: []string{ActorTimer, ActorSalon}, Seat: SeatKept,
+		Why: "nobody checked in: by the release run NO_SHOW_GRACE after the end, or by the salon after the start"},
+}
+
+// TransitionFor returns the row that allows change c, or INVALID_STATE when no
+// row moves its From to its To by its event for its actor.
+func TransitionFor(c Change) (*Transition, error) {
+	for i := range Transitions {
+		t := &Transitions[i]
+		if t.Event == c.Event && t.From == c.From && t.To == c.To && slices.Contains(t.Actors, c.Actor) {
+			return t, nil
+		}
+	}
+	return nil, Errorf(EINVALIDSTATE, "no transition %s %s -> %s by %s", c.Event, c.From, c.To, c.Actor)
+}
+
+// ChangeFacts are what the store reads of the booking inside the change's
+// transaction, before anything is written.
+type ChangeFacts struct {
+	SlotID int64
+	Paid   bool // a verified payment is recorded on it
+}
+
+// ChangePlan is the writes one status change needs, in the order the store runs
+// them; the slot row is always touched last, so its lock is held only until the
+// commit.
+type ChangePlan struct {
+	Change
+	SlotID int64
+	// RecordPayment writes c.Payment onto the booking.
+	RecordPayment bool
+	// StartRefund records, with the change, that what was paid is to be
+	// refunded in full, so the refund can never be forgotten between the commit
+	// and the call to WeChat.
+	StartRefund bool
+	// UnlessRefunding makes the change conditional on no refund being under way:
+	// a booking whose payment is being refunded never takes a seat again.
+	UnlessRefunding bool
+	// Notify are the outbox rows to write; RemindBefore bounds the reminder.
+	Notify       []NotificationKind
+	RemindBefore time.Duration
+	Seat         SeatEffect
+	// ForgetOwnPlace drops the customer's own entry of this slot's line, and
+	// OfferFreedSeat hands the freed seat on: a seat given up is never handed
+	// back to the customer who gave it up.
+	ForgetOwnPlace, OfferFreedSeat bool
+}
+
+// Plan is the change c, asked for a booking with facts, under policy p: the
+// writes it needs, or INVALID_STATE when the state machine has no such row.
+func (p Policy) Plan(c Change, facts ChangeFacts) (*ChangePlan, error) {
+	t, err := TransitionFor(c)
+	if err != nil {
+		return nil, err
+	}
+	if t.From == StatusNew {
+		return nil, Errorf(EINVALIDSTATE, "%s creates a booking; it is not a status change", t.Event)
+	}
+	if t.Payment != (c.Payment != nil) {
+		return nil, Errorf(EINVALIDSTATE, "%s by %s: payment given %v, the transition records one %v", c.Event, c.Actor, c.Payment != nil, t.Payment)
+	}
+	plan := &ChangePlan{Change: c, SlotID: facts.SlotID, RecordPayment: t.Payment,
+		StartRefund:     t.Refund == RefundIfPaid && facts.Paid,
+		UnlessRefunding: t.Seat == SeatRetaken,
+		Notify:          t.Notify, RemindBefore: p.RemindBefore, Seat: t.Seat,
+		ForgetOwnPlace: t.Seat == SeatReturned, OfferFreedSeat: t.OffersFreedSeat}
+	return plan, nil
+}
+
+// Policy is the salon's rules in numbers: the settings that the rules of
+// package booking, the service and the store's transactions read. Package config
+// builds the one value from the settings; the store and the service are handed
+// that same value.
+type Policy struct {
+	LockTTL            time.Duration // LOCK_TTL: how long a new hold lasts
+	BookingWindowDays  int           // BOOKING_WINDOW_DAYS: how far ahead a slot can be booked
+	CancelFreeHours    int           // CANCEL_FREE_HOURS: a customer's cancel is refunded in full until this long before the start
+	NoShowGrace        time.Duration // NO_SHOW_GRACE: how long after its end an unchecked booking becomes a no-show
+	NoShowLimit        int           // NO_SHOW_LIMIT: no-shows in 90 days that block reserving and offers; 0 is off
+	RefundQueryAfter   time.Duration // REFUND_QUERY_AFTER: how long a refund may stay processing before it is queried
+	RemindBefore       time.Duration // REMIND_BEFORE: how long before the start the reminder goes out
+	CheckinOpensBefore time.Duration // CHECKIN_OPENS_BEFORE: how long before the start check-in opens
+}
+
+// DefaultPolicy is each setting's default, as the configuration table lists it.
+var DefaultPolicy = Policy{
+	LockTTL:            15 * time.Minute,
+	BookingWindowDays:  14,
+	CancelFreeHours:    2,
+	NoShowGrace:        30 * time.Minute,
+	NoShowLimit:        0,
+	RefundQueryAfter:   5 * time.Minute,
+	RemindBefore:       3 * time.Hour,
+	CheckinOpensBefore: 2 * time.Hour,
+}
+
+// Waiter is one customer in a slot's line, with the facts that decide whether
+// a freed seat can be hers.
+type Waiter struct {
+	EntryID int64
+	OpenID  string
+	// HoldsUnfinished: she holds an unfinished booking elsewhere (she could not
+	// reserve now either).
+	HoldsUnfinished bool
+	// HoldsSeatHere: she holds a seat of this very slot.
+	HoldsSeatHere bool
+	// NoShows counts her no-shows whose slots started within NoShowWindow.
+	NoShows int
+}
+
+// CanTakeOffer reports whether a freed seat may go to w: not to a customer who
+// holds an unfinished booking, a seat of this slot already, or has reached
+// NO_SHOW_LIMIT (she would be refused at reserve). Those passed over keep
+// their place.
+func (p Policy) CanTakeOffer(w Waiter) bool {
+	return !w.HoldsUnfinished && !w.HoldsSeatHere && !(p.NoShowLimit > 0 && w.NoShows >= p.NoShowLimit)
+}
+
+// FirstToOffer returns the first waiter of line (in line order) who can take a
+// freed seat and is not in passed, or false.
+func (p Policy) FirstToOffer(line []Waiter, passed map[int64]bool) (Waiter, bool) {
+	for _, w := range line {
+		if !passed[w.EntryID] && p.CanTakeOffer(w) {
+			return w, true
+		}
+	}
+	return Waiter{}, false
+}
+
+// Hold is a new booking that takes a seat: a reservation or a waitlist offer.
+// Both are made by this one definition (the stored procedure of reserve
+// spells the same; a test of the store holds the two together).
+type Hold struct {
+	Status     Status
+	AmountFen  int64
+	LockExpire time.Time
+}
+
+// NewHold is the booking a seat of slot becomes at now: pending with the usual
+// hold for a slot with a price; for a free slot confirmed at once when the
+// customer reserves it herself, and pending (to be accepted) when it is offered.
+func (p Policy) NewHold(slot Slot, now time.Time, event string) Hold {
+	h := Hold{Status: StatusPending, AmountFen: slot.PriceFen, LockExpire: HoldEnd(now, slot.StartAt, p.LockTTL)}
+	if event == EventReserve && slot.PriceFen == 0 {
+		h.Status = StatusConfirmed
+	}
+	return h
+}
