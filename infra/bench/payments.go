@@ -77,8 +77,9 @@ func payments(ctx context.Context, f *fixture, n, clients int) (Payments, error)
 	if client, err = wechatpay.New(pcfg); err != nil {
 		return r, err
 	}
-	svc = &service.Service{Store: f.store, Pay: client, AppID: simAppID, MchID: simMchID, Loc: shopTZ(),
-		Log: slog.New(slog.NewJSONHandler(io.Discard, nil)), AuditOut: io.Discard}
+	svc = service.New(f.store)
+	svc.Pay, svc.AppID, svc.MchID, svc.Loc = client, simAppID, simMchID, shopTZ()
+	svc.Log, svc.Policy = slog.New(slog.NewJSONHandler(io.Discard, nil)), f.store.Policy
 
 	// 2n pending holds on paid slots, each with its WeChat order.
 	slots, err := productSlots(ctx, f.store, &f.next, f.base, 50, 1<<20, 5000)

@@ -24,6 +24,13 @@ type jsonLine struct {
 	CreatedAt  string `json:"created_at"`
 }
 
+// JSONLines writes each audit record it is given to W as one flat JSON line
+// (WriteJSONLine): the release run's copy of what it shipped, on stdout.
+type JSONLines struct{ W io.Writer }
+
+// WriteAudit writes rec as one JSON line.
+func (j JSONLines) WriteAudit(rec booking.AuditRecord) error { return WriteJSONLine(j.W, rec) }
+
 // WriteJSONLine writes rec to w as one flat JSON object followed by a newline, in a
 // single Write so concurrent lines do not interleave.
 func WriteJSONLine(w io.Writer, rec booking.AuditRecord) error {

@@ -12,7 +12,6 @@ import (
 	"salon/shared/apigw"
 	"salon/shared/booking"
 	"salon/shared/handler/console"
-	"salon/shared/service"
 	"salon/shared/wire"
 )
 
@@ -30,7 +29,7 @@ func withDeps(e *wire.Env, h depsHandler) apigw.HandlerFunc {
 			return nil, err
 		}
 		resp, err := h(ctx, d, r)
-		return resp, service.Classify(err)
+		return resp, d.Svc.Classify(err)
 	}
 }
 

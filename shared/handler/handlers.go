@@ -343,7 +343,7 @@ func Release(e *wire.Env) func(ctx context.Context, _ json.RawMessage) (service.
 			return service.Summary{}, errors.New(booking.ErrorMessage(err) + ": " + err.Error())
 		}
 		sum, err := d.Svc.Release(ctx)
-		err = service.Classify(err)
+		err = d.Svc.Classify(err)
 		attrs := []any{"function", "release", "released", sum.Released, "confirmed", sum.Confirmed,
 			"refunded", sum.Refunded, "audited", sum.Audited, "duration_ms", time.Since(start).Milliseconds()}
 		if err != nil {

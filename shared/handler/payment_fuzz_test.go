@@ -104,7 +104,7 @@ func FuzzPayNotify(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	f.Cleanup(func() { d.Svc.Store.Close() })
+	f.Cleanup(func() { d.Svc.Close() })
 	router := PayNotifyRouter(e)
 
 	slot := mysqltest.AddSlot(f, store, 26*time.Hour, 2, 5000)

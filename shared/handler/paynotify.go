@@ -59,7 +59,7 @@ func PayNotifyRouter(e *wire.Env) *apigw.Router {
 		}
 		outcome, err := d.Svc.HandlePayment(ctx, p)
 		if err != nil {
-			return notHandled(ctx, "payment", err), nil
+			return notHandled(ctx, d.Svc, "payment", err), nil
 		}
 		apigw.Logger(ctx).Info("payment notification", "outcome", string(outcome), "event_id", p.EventID)
 		return apigw.NoContent(), nil
@@ -77,7 +77,7 @@ func PayNotifyRouter(e *wire.Env) *apigw.Router {
 			apigw.SetBookingID(ctx, id)
 		}
 		if err := d.Svc.HandleRefund(ctx, n); err != nil {
-			return notHandled(ctx, "refund", err), nil
+			return notHandled(ctx, d.Svc, "refund", err), nil
 		}
 		return apigw.NoContent(), nil
 	}))
@@ -87,8 +87,8 @@ func PayNotifyRouter(e *wire.Env) *apigw.Router {
 // notHandled answers a verified notification the service could not apply.
 // WeChat delivers it again on any failure; a database that is down or out of
 // connections says so with 503 and Retry-After, like every other route.
-func notHandled(ctx context.Context, kind string, err error) *apigw.Response {
-	err = service.Classify(err)
+func notHandled(ctx context.Context, svc *service.Service, kind string, err error) *apigw.Response {
+	err = svc.Classify(err)
 	apigw.Logger(ctx).Error(kind+" notification not handled; WeChat will retry",
 		"code", booking.ErrorCode(err), "err", err.Error())
 	if booking.IsCode(err, booking.EUNAVAILABLE) {

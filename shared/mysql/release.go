@@ -35,7 +35,7 @@ func (db *DB) StartRefund(ctx context.Context, id int64, from booking.Status, p 
 		       refund_status = ?, refund_fen = ?, refund_no = ?, refund_next_at = UTC_TIMESTAMP(6),
 		       updated_at = UTC_TIMESTAMP(6)
 		WHERE book_id = ? AND status = ? AND refund_status IS NULL`,
-		p.TransactionID, p.AmountFen, p.PaidAt.UTC(), booking.RefundPending, p.AmountFen, booking.OutRefundNo(id), id, from)
+			p.TransactionID, p.AmountFen, p.PaidAt.UTC(), booking.RefundPending, p.AmountFen, booking.OutRefundNo(id), id, from)
 		if err != nil {
 			return err
 		}
@@ -67,7 +67,7 @@ func (db *DB) SetRefundState(ctx context.Context, id int64, to booking.RefundSta
 		       refund_requested_at = IF(? = ?, UTC_TIMESTAMP(6), refund_requested_at),
 		       refund_next_at = UTC_TIMESTAMP(6), refund_attempts = 0, updated_at = UTC_TIMESTAMP(6)
 		WHERE book_id = ? AND refund_status IN (?, ?) AND refund_status <> ?`,
-		to, at, to, booking.RefundProcessing, id, booking.RefundPending, booking.RefundProcessing, to)
+			to, at, to, booking.RefundProcessing, id, booking.RefundPending, booking.RefundProcessing, to)
 		if err != nil {
 			return err
 		}

@@ -72,3 +72,6 @@ func unavailable(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne) // dial failures, i/o timeouts on connect or read
 }
+
+// Classify is Classify, as the service asks its store.
+func (db *DB) Classify(err error) error { return Classify(err) }

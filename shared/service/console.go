@@ -18,11 +18,11 @@ const healthListLimit = 20
 // BookingWithHistory returns one booking, for the salon, with its whole audit
 // trail, oldest first.
 func (s *Service) BookingWithHistory(ctx context.Context, id int64) (*booking.Booking, []booking.AuditRecord, error) {
-	b, err := s.Store.FindBooking(ctx, id)
+	b, err := s.store.FindBooking(ctx, id)
 	if err != nil {
 		return nil, nil, err
 	}
-	trail, err := s.Store.BookingAudit(ctx, id)
+	trail, err := s.store.BookingAudit(ctx, id)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -33,11 +33,11 @@ func (s *Service) BookingWithHistory(ctx context.Context, id int64) (*booking.Bo
 // most limit; event "" means all of them. It also answers which events occur in
 // that period, for the filter.
 func (s *Service) AuditTrail(ctx context.Context, from, to time.Time, event string, limit int) ([]booking.AuditRecord, []string, error) {
-	recs, err := s.Store.ListAudit(ctx, from, to, event, limit)
+	recs, err := s.store.ListAudit(ctx, from, to, event, limit)
 	if err != nil {
 		return nil, nil, err
 	}
-	events, err := s.Store.AuditEvents(ctx, from, to)
+	events, err := s.store.AuditEvents(ctx, from, to)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -68,34 +68,34 @@ type Health struct {
 func (s *Service) Health(ctx context.Context) (*Health, error) {
 	h := &Health{CLSConfigured: s.Shipper != nil}
 	var err error
-	if h.Now, err = s.Store.Now(ctx); err != nil {
+	if h.Now, err = s.store.Now(ctx); err != nil {
 		return nil, err
 	}
-	if h.LastRun, err = s.Store.LastReleaseRun(ctx); err != nil {
+	if h.LastRun, err = s.store.LastReleaseRun(ctx); err != nil {
 		return nil, err
 	}
-	if h.UnshippedAudit, h.OldestUnshipped, err = s.Store.UnshippedAuditBacklog(ctx); err != nil {
+	if h.UnshippedAudit, h.OldestUnshipped, err = s.store.UnshippedAuditBacklog(ctx); err != nil {
 		return nil, err
 	}
-	counts, err := s.Store.CountRefunds(ctx)
+	counts, err := s.store.CountRefunds(ctx)
 	if err != nil {
 		return nil, err
 	}
 	h.RefundsOpen = counts[booking.RefundPending] + counts[booking.RefundProcessing]
 	h.RefundsFailed = counts[booking.RefundFailed]
-	if h.OpenRefunds, err = s.Store.ListRefunds(ctx, healthListLimit, booking.RefundPending, booking.RefundProcessing); err != nil {
+	if h.OpenRefunds, err = s.store.ListRefunds(ctx, healthListLimit, booking.RefundPending, booking.RefundProcessing); err != nil {
 		return nil, err
 	}
-	if h.FailedRefunds, err = s.Store.ListRefunds(ctx, healthListLimit, booking.RefundFailed); err != nil {
+	if h.FailedRefunds, err = s.store.ListRefunds(ctx, healthListLimit, booking.RefundFailed); err != nil {
 		return nil, err
 	}
-	if h.Drift, err = s.Store.FindDrift(ctx); err != nil {
+	if h.Drift, err = s.store.FindDrift(ctx); err != nil {
 		return nil, err
 	}
-	if h.NotificationsFailing, err = s.Store.CountRetryingNotifications(ctx); err != nil {
+	if h.NotificationsFailing, err = s.store.CountRetryingNotifications(ctx); err != nil {
 		return nil, err
 	}
-	nc, err := s.Store.NotificationCounts(ctx)
+	nc, err := s.store.NotificationCounts(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -119,7 +119,7 @@ func (s *Service) recordRun(ctx context.Context, started time.Time, sum Summary,
 	}
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 	defer cancel()
-	if err := s.Store.RecordReleaseRun(rctx, r); err != nil {
+	if err := s.store.RecordReleaseRun(rctx, r); err != nil {
 		s.logger(ctx).Warn("recording the release run for the console failed", "err", err.Error())
 	}
 }
@@ -127,10 +127,10 @@ func (s *Service) recordRun(ctx context.Context, started time.Time, sum Summary,
 // EndConsoleSession records a console sign-out, so the session's cookie is
 // refused from now on even where a copy of it survives.
 func (s *Service) EndConsoleSession(ctx context.Context, sessionID string, expiresAt time.Time) error {
-	return s.Store.EndConsoleSession(ctx, sessionID, expiresAt)
+	return s.store.EndConsoleSession(ctx, sessionID, expiresAt)
 }
 
 // ConsoleSessionEnded reports whether a console session was signed out.
 func (s *Service) ConsoleSessionEnded(ctx context.Context, sessionID string) (bool, error) {
-	return s.Store.ConsoleSessionEnded(ctx, sessionID)
+	return s.store.ConsoleSessionEnded(ctx, sessionID)
 }

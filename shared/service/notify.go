@@ -49,7 +49,7 @@ func (s *Service) sendNotifications(ctx context.Context, stopAt time.Time, limit
 	log := s.logger(ctx)
 	sent, tried := 0, 0
 	for tried < limit && time.Now().Before(stopAt) {
-		batch, now, err := s.Store.ClaimDueNotifications(ctx, notifyLease, min(20, limit-tried))
+		batch, now, err := s.store.ClaimDueNotifications(ctx, notifyLease, min(20, limit-tried))
 		if err != nil {
 			log.Warn("notifications: claim failed; the next run sends them", "err", err.Error())
 			return sent
@@ -65,7 +65,7 @@ func (s *Service) sendNotifications(ctx context.Context, stopAt time.Time, limit
 				// Its booking moved on while it waited (an offer withdrawn, a
 				// confirmed booking cancelled, a slot already under way): the
 				// message would now be false, so it is never sent.
-				if err := s.Store.FinishNotification(rctx, n.ID, booking.NotificationOff, "no longer true: booking is "+n.BookingStatus.String()); err != nil {
+				if err := s.store.FinishNotification(rctx, n.ID, booking.NotificationOff, "no longer true: booking is "+n.BookingStatus.String()); err != nil {
 					log.Warn("notifications: recording an outcome failed; the lease ends and it is tried again", "err", err.Error())
 				}
 				continue
@@ -76,20 +76,20 @@ func (s *Service) sendNotifications(ctx context.Context, stopAt time.Time, limit
 			switch {
 			case err == nil:
 				sent++
-				err = s.Store.FinishNotification(rctx, n.ID, booking.NotificationSent, "")
+				err = s.store.FinishNotification(rctx, n.ID, booking.NotificationSent, "")
 			case errors.Is(err, booking.ErrNoSubscription):
-				err = s.Store.FinishNotification(rctx, n.ID, booking.NotificationRefused, err.Error())
+				err = s.store.FinishNotification(rctx, n.ID, booking.NotificationRefused, err.Error())
 			case errors.Is(err, booking.ErrNotificationOff):
-				err = s.Store.FinishNotification(rctx, n.ID, booking.NotificationOff, "")
+				err = s.store.FinishNotification(rctx, n.ID, booking.NotificationOff, "")
 			case errors.Is(err, booking.ErrUndeliverable):
 				log.Error("notification refused by WeChat for good", "booking_id", n.BookingID, "kind", string(n.Kind), "err", err.Error())
-				err = s.Store.FinishNotification(rctx, n.ID, booking.NotificationFailed, err.Error())
+				err = s.store.FinishNotification(rctx, n.ID, booking.NotificationFailed, err.Error())
 			case time.Since(n.CreatedAt) >= booking.NotificationRetryFor:
 				log.Error("notification given up after 24 hours", "booking_id", n.BookingID, "kind", string(n.Kind), "err", err.Error())
-				err = s.Store.FinishNotification(rctx, n.ID, booking.NotificationFailed, err.Error())
+				err = s.store.FinishNotification(rctx, n.ID, booking.NotificationFailed, err.Error())
 			default:
 				log.Warn("notification failed; retried later", "booking_id", n.BookingID, "kind", string(n.Kind), "err", err.Error())
-				err = s.Store.RetryNotification(rctx, n.ID, retryBackoff(n.Attempts+1), err.Error())
+				err = s.store.RetryNotification(rctx, n.ID, retryBackoff(n.Attempts+1), err.Error())
 			}
 			if err != nil {
 				log.Warn("notifications: recording an outcome failed; the lease ends and it is tried again", "err", err.Error())
@@ -117,15 +117,15 @@ func (s *Service) JoinWaitlist(ctx context.Context, openid string, slotID int64)
 	if err := s.checkNoShowLimit(ctx, openid); err != nil {
 		return nil, err
 	}
-	return s.Store.JoinWaitlist(ctx, openid, slotID, booking.MaxWaitlistEntries)
+	return s.store.JoinWaitlist(ctx, openid, slotID, booking.MaxWaitlistEntries)
 }
 
 // LeaveWaitlist takes the customer out of a slot's line.
 func (s *Service) LeaveWaitlist(ctx context.Context, openid string, slotID int64) error {
-	return s.Store.LeaveWaitlist(ctx, openid, slotID)
+	return s.store.LeaveWaitlist(ctx, openid, slotID)
 }
 
 // CustomerWaitlist returns the slots the customer waits for.
 func (s *Service) CustomerWaitlist(ctx context.Context, openid string) ([]booking.WaitlistEntry, error) {
-	return s.Store.CustomerWaitlist(ctx, openid)
+	return s.store.CustomerWaitlist(ctx, openid)
 }

@@ -2,10 +2,10 @@ package service
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"salon/shared/booking"
-	"salon/shared/wechatpay"
 )
 
 // Outcome says what a verified payment did.
@@ -21,7 +21,7 @@ const (
 // HandlePayment applies a verified payment notification. It answers an error only
 // for transient failures (WeChat then retries); a notification that can never
 // match is audited, logged as an error and answered as handled.
-func (s *Service) HandlePayment(ctx context.Context, p *wechatpay.Payment) (Outcome, error) {
+func (s *Service) HandlePayment(ctx context.Context, p *booking.PaymentNotice) (Outcome, error) {
 	b, err := s.bookingOfOrder(ctx, p.OutTradeNo)
 	if err != nil {
 		return "", err
@@ -62,7 +62,7 @@ func (s *Service) settle(ctx context.Context, b *booking.Booking, p booking.Paym
 		var err error
 		switch b.Status {
 		case booking.StatusPending:
-			_, err = s.Store.ChangeStatus(ctx, booking.Change{BookingID: b.ID, From: booking.StatusPending, To: booking.StatusConfirmed,
+			_, err = s.store.ChangeStatus(ctx, booking.Change{BookingID: b.ID, From: booking.StatusPending, To: booking.StatusConfirmed,
 				Event: booking.EventConfirm, Actor: booking.ActorWeChat, Reason: "已付款 " + p.TransactionID, Payment: &p})
 			if err == nil {
 				return OutcomeConfirmed, nil
@@ -79,7 +79,7 @@ func (s *Service) settle(ctx context.Context, b *booking.Booking, p booking.Paym
 			// bookable with a free seat and the customer holds no other unfinished
 			// booking (the store checks all of it in the change itself), else refund
 			// in full: never into a slot that has started or was closed.
-			_, err = s.Store.ChangeStatus(ctx, booking.Change{BookingID: b.ID, From: booking.StatusExpired, To: booking.StatusConfirmed,
+			_, err = s.store.ChangeStatus(ctx, booking.Change{BookingID: b.ID, From: booking.StatusExpired, To: booking.StatusConfirmed,
 				Event: booking.EventLatePayment, Actor: booking.ActorWeChat, Reason: "过期后付款，重新占座 " + p.TransactionID, Payment: &p})
 			if err == nil {
 				return OutcomeConfirmed, nil
@@ -98,7 +98,7 @@ func (s *Service) settle(ctx context.Context, b *booking.Booking, p booking.Paym
 		if !booking.IsCode(err, booking.EINVALIDSTATE) {
 			return "", err
 		}
-		if b, err = s.Store.FindBooking(ctx, b.ID); err != nil {
+		if b, err = s.store.FindBooking(ctx, b.ID); err != nil {
 			return "", err
 		}
 	}
@@ -113,11 +113,11 @@ func (s *Service) refundPayment(ctx context.Context, b *booking.Booking, p booki
 	started := false
 	if b.Refund == nil {
 		var err error
-		if started, err = s.Store.StartRefund(ctx, b.ID, b.Status, p, booking.ActorWeChat, reason); err != nil {
+		if started, err = s.store.StartRefund(ctx, b.ID, b.Status, p, booking.ActorWeChat, reason); err != nil {
 			return "", err
 		}
 	}
-	fresh, err := s.Store.FindBooking(ctx, b.ID)
+	fresh, err := s.store.FindBooking(ctx, b.ID)
 	if err != nil {
 		return "", err
 	}
@@ -140,7 +140,7 @@ func (s *Service) refundPayment(ctx context.Context, b *booking.Booking, p booki
 // deferRefund pushes a refund's next attempt back after a failure, so that it
 // moves behind the refunds that are due before it.
 func (s *Service) deferRefund(ctx context.Context, b *booking.Booking) {
-	if err := s.Store.DeferRefund(ctx, b.ID, retryBackoff(b.Refund.Attempts+1)); err != nil {
+	if err := s.store.DeferRefund(ctx, b.ID, retryBackoff(b.Refund.Attempts+1)); err != nil {
 		s.logger(ctx).Warn("deferring a refund failed; the next run takes it again", "booking_id", b.ID, "err", err.Error())
 	}
 }
@@ -158,34 +158,33 @@ func (s *Service) requestRefund(ctx context.Context, b *booking.Booking) (*booki
 		log.Error("refund pending: WeChat Pay is not configured", "booking_id", b.ID)
 		return b, nil
 	}
-	res, err := s.Pay.Refund(ctx, wechatpay.RefundRequest{
+	res, err := s.Pay.Refund(ctx, booking.RefundRequest{
 		OutTradeNo: b.OutTradeNo, OutRefundNo: b.Refund.OutRefundNo, Reason: "预约取消退款",
 		RefundFen: b.Refund.AmountFen, TotalFen: b.Refund.AmountFen,
 	})
 	if err != nil {
-		status, code, isAPI := wechatpay.APIErrorCode(err)
-		// NOT_ENOUGH is the merchant's balance running short: the same request
-		// succeeds once the salon tops it up, so it stays pending (and loud) rather
-		// than being given up.
-		if isAPI && status >= 400 && status < 500 && status != 429 && code != "SYSTEM_ERROR" && code != "FREQUENCY_LIMITED" && code != "NOT_ENOUGH" {
-			log.Error("refund refused by WeChat", "booking_id", b.ID, "code", code)
-			if _, err := s.Store.SetRefundState(ctx, b.ID, booking.RefundFailed, nil, booking.ActorWeChat, RefundReason(booking.RefundFailed, "微信拒绝 "+code)); err != nil {
+		switch {
+		case errors.Is(err, booking.ErrRefundRefused):
+			log.Error("refund refused by WeChat", "booking_id", b.ID, "err", err.Error())
+			if _, err := s.store.SetRefundState(ctx, b.ID, booking.RefundFailed, nil, booking.ActorWeChat, RefundReason(booking.RefundFailed, "微信拒绝："+err.Error())); err != nil {
 				return nil, err
 			}
-		} else if code == "NOT_ENOUGH" {
+		case errors.Is(err, booking.ErrRefundWaitsForBalance):
+			// The same request succeeds once the salon tops the balance up, so it
+			// stays pending (and loud) rather than being given up.
 			log.Error("refund waits: merchant balance too low; the release run retries it", "booking_id", b.ID)
 			s.deferRefund(ctx, b)
-		} else {
+		default:
 			log.Warn("refund request failed; the release run retries it", "booking_id", b.ID, "err", err.Error())
 			s.deferRefund(ctx, b)
 		}
-		return s.Store.FindBooking(ctx, b.ID)
+		return s.store.FindBooking(ctx, b.ID)
 	}
 	to := res.Status.Outcome()
-	if _, err := s.Store.SetRefundState(ctx, b.ID, to, res.SuccessTime, booking.ActorWeChat, RefundReason(to, res.RefundID)); err != nil {
+	if _, err := s.store.SetRefundState(ctx, b.ID, to, res.SuccessTime, booking.ActorWeChat, RefundReason(to, res.RefundID)); err != nil {
 		return nil, err
 	}
-	return s.Store.FindBooking(ctx, b.ID)
+	return s.store.FindBooking(ctx, b.ID)
 }
 
 // queryRefund settles a refund WeChat accepted but has not reported on for
@@ -207,11 +206,11 @@ func (s *Service) queryRefund(ctx context.Context, b *booking.Booking) (settled 
 	if to == booking.RefundFailed {
 		s.logger(ctx).Error("refund failed at WeChat; the salon must refund by hand", "booking_id", b.ID, "status", string(res.Status))
 	}
-	return s.Store.SetRefundState(ctx, b.ID, to, res.SuccessTime, booking.ActorTimer, RefundReason(to, "查询结果 "+string(res.Status)+" "+res.RefundID))
+	return s.store.SetRefundState(ctx, b.ID, to, res.SuccessTime, booking.ActorTimer, RefundReason(to, "查询结果 "+string(res.Status)+" "+res.RefundID))
 }
 
 // HandleRefund records a verified refund notification's final state.
-func (s *Service) HandleRefund(ctx context.Context, n *wechatpay.RefundNotice) error {
+func (s *Service) HandleRefund(ctx context.Context, n *booking.RefundNotice) error {
 	b, err := s.bookingOfOrder(ctx, n.OutTradeNo)
 	if err != nil {
 		return err
@@ -235,7 +234,7 @@ func (s *Service) HandleRefund(ctx context.Context, n *wechatpay.RefundNotice) e
 	if n.RefundStatus == booking.WeChatRefundSuccess {
 		to = booking.RefundSucceeded
 	}
-	_, err = s.Store.SetRefundState(ctx, b.ID, to, n.SuccessTime, booking.ActorWeChat, RefundReason(to, "退款通知 "+string(n.RefundStatus)+" "+n.RefundID))
+	_, err = s.store.SetRefundState(ctx, b.ID, to, n.SuccessTime, booking.ActorWeChat, RefundReason(to, "退款通知 "+string(n.RefundStatus)+" "+n.RefundID))
 	return err
 }
 
@@ -246,7 +245,7 @@ func (s *Service) bookingOfOrder(ctx context.Context, outTradeNo string) (*booki
 	if !ok {
 		return nil, nil
 	}
-	b, err := s.Store.FindBooking(ctx, id)
+	b, err := s.store.FindBooking(ctx, id)
 	if booking.IsCode(err, booking.ENOTFOUND) {
 		return nil, nil
 	}
@@ -266,7 +265,7 @@ func (s *Service) rejectNotification(ctx context.Context, b *booking.Booking, ki
 		rec.BookingID, rec.SlotID = b.ID, b.SlotID
 	}
 	s.logger(ctx).Error(kind+" rejected", append([]any{"booking_id", rec.BookingID, "reason", why}, logAttrs...)...)
-	return s.Store.RecordAudit(ctx, rec)
+	return s.store.RecordAudit(ctx, rec)
 }
 
 // refundWords name a refund's state in the audit trail, which the salon reads.

@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"salon/shared/booking"
-	"salon/shared/cls"
-	"salon/shared/wechatpay"
 )
 
 // Summary is the release run's answer to the timer.
@@ -99,12 +97,12 @@ func (s *Service) Release(ctx context.Context) (sum Summary, err error) {
 			return sum, err
 		}
 	}
-	if n, err := s.Store.DropStartedWaitlists(ctx); err != nil {
+	if n, err := s.store.DropStartedWaitlists(ctx); err != nil {
 		log.Warn("dropping the lines of started slots failed", "err", err.Error())
 	} else if n > 0 {
 		log.Info("waitlist entries of started slots dropped", "entries", n)
 	}
-	if _, err := s.Store.EnqueueReminders(ctx, s.Policy.RemindBefore); err != nil {
+	if _, err := s.store.EnqueueReminders(ctx, s.Policy.RemindBefore); err != nil {
 		log.Warn("writing reminders failed; the next run writes them", "err", err.Error())
 	}
 	if s.Messages != nil {
@@ -123,7 +121,7 @@ func (s *Service) Release(ctx context.Context) (sum Summary, err error) {
 func (s *Service) releaseExpired(ctx context.Context, stopAt time.Time, batch int, lease time.Duration, sum *Summary) error {
 	log := s.logger(ctx)
 	for time.Now().Before(stopAt) {
-		claimed, err := s.Store.ClaimExpired(ctx, batch, lease)
+		claimed, err := s.store.ClaimExpired(ctx, batch, lease)
 		if err != nil {
 			return err
 		}
@@ -156,13 +154,13 @@ func (s *Service) releaseExpired(ctx context.Context, stopAt time.Time, batch in
 // or the salon's check-in at the same moment wins or loses cleanly.
 func (s *Service) markNoShows(ctx context.Context, stopAt time.Time, batch int, sum *Summary) error {
 	for time.Now().Before(stopAt) {
-		ids, err := s.Store.DueNoShows(ctx, s.Policy.NoShowGrace, batch)
+		ids, err := s.store.DueNoShows(ctx, s.Policy.NoShowGrace, batch)
 		if err != nil {
 			return err
 		}
 		changed := 0
 		for _, id := range ids {
-			_, err := s.Store.ChangeStatus(ctx, booking.Change{BookingID: id, From: booking.StatusConfirmed, To: booking.StatusNoShow,
+			_, err := s.store.ChangeStatus(ctx, booking.Change{BookingID: id, From: booking.StatusConfirmed, To: booking.StatusNoShow,
 				Event: booking.EventNoShow, Actor: booking.ActorTimer, Reason: "时段结束 " + s.Policy.NoShowGrace.String() + " 后仍未签到"})
 			switch {
 			case err == nil:
@@ -188,7 +186,7 @@ func (s *Service) markNoShows(ctx context.Context, stopAt time.Time, batch int, 
 // refund that keeps failing never holds up the rest.
 func (s *Service) settleDueRefunds(ctx context.Context, stopAt time.Time, batch int, lease time.Duration, sum *Summary) error {
 	for time.Now().Before(stopAt) {
-		due, err := s.Store.ClaimDueRefunds(ctx, s.Policy.RefundQueryAfter, lease, batch)
+		due, err := s.store.ClaimDueRefunds(ctx, s.Policy.RefundQueryAfter, lease, batch)
 		if err != nil {
 			return err
 		}
@@ -225,7 +223,7 @@ func (s *Service) settleDueRefunds(ctx context.Context, stopAt time.Time, batch 
 // slow WeChat cannot eat the time the run needs to ship the audit trail.
 func (s *Service) releaseOne(ctx context.Context, stopAt time.Time, b *booking.Booking) (releaseOutcome, error) {
 	release := func(reason string) (releaseOutcome, error) {
-		_, err := s.Store.ChangeStatus(ctx, booking.Change{BookingID: b.ID, From: booking.StatusPending, To: booking.StatusExpired,
+		_, err := s.store.ChangeStatus(ctx, booking.Change{BookingID: b.ID, From: booking.StatusPending, To: booking.StatusExpired,
 			Event: booking.EventRelease, Actor: booking.ActorTimer, Reason: reason})
 		if booking.IsCode(err, booking.EINVALIDSTATE) {
 			return outcomeLost, nil // a payment or a cancel got there first
@@ -248,7 +246,7 @@ func (s *Service) releaseOne(ctx context.Context, stopAt time.Time, b *booking.B
 		s.logger(ctx).Info("close order", "booking_id", b.ID, "err", err.Error())
 	}
 	st, err := s.Pay.QueryOrder(wctx, b.OutTradeNo)
-	if errors.Is(err, wechatpay.ErrOrderNotExist) {
+	if errors.Is(err, booking.ErrOrderNotExist) {
 		// Prepay never succeeded, so nothing can ever be paid for this booking.
 		return release("已过期：没有微信订单")
 	}
@@ -260,7 +258,7 @@ func (s *Service) releaseOne(ctx context.Context, stopAt time.Time, b *booking.B
 		return release("已过期：微信订单已关闭")
 	case st.TradeState.Paid():
 		if why := s.mismatch(b, st); why != "" {
-			if err := s.Store.RecordAudit(ctx, booking.AuditRecord{BookingID: b.ID, SlotID: b.SlotID, Event: booking.EventRejected,
+			if err := s.store.RecordAudit(ctx, booking.AuditRecord{BookingID: b.ID, SlotID: b.SlotID, Event: booking.EventRejected,
 				FromStatus: -1, ToStatus: -1, Actor: booking.ActorTimer, Reason: "已付款的订单与预约不符：" + why}); err != nil {
 				return outcomeKept, err
 			}
@@ -289,13 +287,13 @@ func (s *Service) releaseOne(ctx context.Context, stopAt time.Time, b *booking.B
 // is a bug to find, and "fixing" it could give a paid seat away. A drift that
 // persists is reported again by every run until someone looks.
 func (s *Service) Reconcile(ctx context.Context) error {
-	drifts, err := s.Store.FindDrift(ctx)
+	drifts, err := s.store.FindDrift(ctx)
 	if err != nil {
 		return err
 	}
 	for _, d := range drifts {
 		s.logger(ctx).Error("slot drift", "slot_id", d.SlotID, "booked", d.Booked, "holding", d.Holding, "capacity", d.Capacity)
-		if err := s.Store.RecordAudit(ctx, booking.AuditRecord{SlotID: d.SlotID, Event: booking.EventDrift, FromStatus: -1, ToStatus: -1,
+		if err := s.store.RecordAudit(ctx, booking.AuditRecord{SlotID: d.SlotID, Event: booking.EventDrift, FromStatus: -1, ToStatus: -1,
 			Actor: booking.ActorSystem, Reason: DriftReason(d)}); err != nil {
 			return err
 		}
@@ -320,7 +318,7 @@ func (s *Service) ShipAudit(ctx context.Context) (int, error) {
 func (s *Service) shipAudit(ctx context.Context, source string) (int, error) {
 	log := s.logger(ctx)
 	if s.Shipper == nil {
-		waiting, err := s.Store.UnshippedAudit(ctx, unshippedProbe)
+		waiting, err := s.store.UnshippedAudit(ctx, unshippedProbe)
 		if err != nil {
 			log.Warn("CLS is not configured (CLS_ENDPOINT, CLS_TOPIC_ID); the audit trail stays in MySQL", "err", err.Error())
 			return 0, err
@@ -336,7 +334,7 @@ func (s *Service) shipAudit(ctx context.Context, source string) (int, error) {
 	}
 	shipped := 0
 	for {
-		recs, err := s.Store.UnshippedAudit(ctx, shipBatch)
+		recs, err := s.store.UnshippedAudit(ctx, shipBatch)
 		if err == nil && len(recs) > 0 {
 			err = s.Shipper.Ship(ctx, source, recs)
 		}
@@ -344,7 +342,7 @@ func (s *Service) shipAudit(ctx context.Context, source string) (int, error) {
 			// Counted outside the (possibly spent) budget, briefly: the line is for
 			// whoever watches the backlog grow while CLS is down.
 			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
-			waiting, _ := s.Store.UnshippedAudit(cctx, unshippedProbe)
+			waiting, _ := s.store.UnshippedAudit(cctx, unshippedProbe)
 			cancel()
 			log.Warn("audit shipping to CLS failed; the records wait in MySQL for the next run",
 				"shipped", shipped, "unshipped", len(waiting), "err", err.Error())
@@ -358,14 +356,14 @@ func (s *Service) shipAudit(ctx context.Context, source string) (int, error) {
 		// same audit_id), however long CLS was down.
 		if s.AuditOut != nil {
 			for _, r := range recs {
-				cls.WriteJSONLine(s.AuditOut, r)
+				s.AuditOut.WriteAudit(r)
 			}
 		}
 		ids := make([]int64, len(recs))
 		for i, r := range recs {
 			ids[i] = r.ID
 		}
-		if err := s.Store.MarkShipped(ctx, ids); err != nil {
+		if err := s.store.MarkShipped(ctx, ids); err != nil {
 			log.Warn("marking audit records shipped failed; they will be shipped again", "err", err.Error())
 			return shipped, err
 		}

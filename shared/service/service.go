@@ -8,24 +8,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"time"
 
 	"salon/shared/booking"
 	"salon/shared/logctx"
-	"salon/shared/mysql"
-	"salon/shared/wechatpay"
 )
 
-// Payments is the part of WeChat Pay the product uses (implemented by
-// *wechatpay.Client; tests use the same client against the local simulator).
-type Payments interface {
-	Prepay(ctx context.Context, o wechatpay.Order) (*wechatpay.PaymentParams, error)
-	CloseOrder(ctx context.Context, outTradeNo string) error
-	QueryOrder(ctx context.Context, outTradeNo string) (*wechatpay.OrderState, error)
-	Refund(ctx context.Context, r wechatpay.RefundRequest) (*wechatpay.RefundResult, error)
-	QueryRefund(ctx context.Context, outRefundNo string) (*wechatpay.RefundResult, error)
+// AuditWriter writes a shipped audit record where the function's own log
+// collects it (cls.JSONLines on stdout).
+type AuditWriter interface {
+	WriteAudit(rec booking.AuditRecord) error
 }
 
 // AuditShipper delivers audit records to CLS (implemented by *cls.Shipper).
@@ -35,7 +28,7 @@ type AuditShipper interface {
 
 // Service holds the product's behaviour.
 type Service struct {
-	Store *mysql.DB
+	store Store
 	// Pay is nil when WeChat Pay is not configured: free slots still work, a paid
 	// reservation keeps its hold and answers UPSTREAM_UNAVAILABLE.
 	Pay Payments
@@ -46,7 +39,7 @@ type Service struct {
 
 	// Release run settings.
 	Shipper   AuditShipper // nil: the audit stays in MySQL only
-	AuditOut  io.Writer    // one flat JSON line per shipped record (stdout on SCF)
+	AuditOut  AuditWriter  // one line per shipped record (stdout on SCF); nil: none
 	BatchSize int
 	Lease     time.Duration
 
@@ -59,6 +52,17 @@ type Service struct {
 	Messages Messenger
 }
 
+// New returns the service over store, with the default policy; the caller
+// sets the rest (WeChat Pay, the shop's time zone, the policy from the
+// settings). The store is reachable only through the service: a handler has no
+// way around its rules.
+func New(store Store) *Service {
+	return &Service{store: store, Policy: booking.DefaultPolicy, Loc: time.UTC}
+}
+
+// Close closes the store, at the end of a warm instance.
+func (s *Service) Close() error { return s.store.Close() }
+
 // logger returns the request's logger (request id, function, route) when ctx
 // carries one, else the service's.
 func (s *Service) logger(ctx context.Context) *slog.Logger {
@@ -69,7 +73,7 @@ func (s *Service) logger(ctx context.Context) *slog.Logger {
 // is due.
 type Reservation struct {
 	Booking *booking.Booking
-	Payment *wechatpay.PaymentParams
+	Payment *booking.PaymentParams
 	Created bool
 }
 
@@ -82,7 +86,7 @@ func (s *Service) Reserve(ctx context.Context, openid string, slotID int64, idem
 	if err := s.checkNoShowLimit(ctx, openid); err != nil {
 		return nil, err
 	}
-	b, created, err := s.Store.Reserve(ctx, booking.ReserveRequest{OpenID: openid, SlotID: slotID, IdemKey: idemKey})
+	b, created, err := s.store.Reserve(ctx, booking.ReserveRequest{OpenID: openid, SlotID: slotID, IdemKey: idemKey})
 	if err != nil {
 		return nil, err
 	}
@@ -100,7 +104,7 @@ func (s *Service) checkNoShowLimit(ctx context.Context, openid string) error {
 	if s.Policy.NoShowLimit <= 0 {
 		return nil
 	}
-	n, err := s.Store.CountNoShows(ctx, openid, booking.NoShowWindow)
+	n, err := s.store.CountNoShows(ctx, openid, booking.NoShowWindow)
 	if err != nil {
 		return err
 	}
@@ -115,7 +119,7 @@ func (s *Service) checkNoShowLimit(ctx context.Context, openid string) error {
 // waitlist offer of a free slot) is the customer accepting it: it is confirmed,
 // and the answer has no payment.
 func (s *Service) PayAgain(ctx context.Context, openid string, bookingID int64) (*Reservation, error) {
-	b, err := s.Store.FindCustomerBooking(ctx, openid, bookingID)
+	b, err := s.store.FindCustomerBooking(ctx, openid, bookingID)
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +127,7 @@ func (s *Service) PayAgain(ctx context.Context, openid string, bookingID int64) 
 		return nil, booking.Errorf(booking.EINVALIDSTATE, "booking %d is %s, nothing to pay", b.ID, b.Status)
 	}
 	if b.AmountFen == 0 {
-		b, err := s.Store.ChangeStatus(ctx, booking.Change{BookingID: b.ID, From: booking.StatusPending, To: booking.StatusConfirmed,
+		b, err := s.store.ChangeStatus(ctx, booking.Change{BookingID: b.ID, From: booking.StatusPending, To: booking.StatusConfirmed,
 			Event: booking.EventConfirm, Actor: booking.ActorCustomer, Reason: "顾客接受了免费时段的座位"})
 		if err != nil {
 			return nil, err
@@ -138,11 +142,11 @@ func (s *Service) PayAgain(ctx context.Context, openid string, bookingID int64) 
 // prepay creates (or, for a retry, re-creates with identical parameters) the
 // booking's WeChat order. Everything in the order derives from stored data, so
 // a retry names the same order and WeChat answers a fresh prepay id for it.
-func (s *Service) prepay(ctx context.Context, b *booking.Booking) (*wechatpay.PaymentParams, error) {
+func (s *Service) prepay(ctx context.Context, b *booking.Booking) (*booking.PaymentParams, error) {
 	if s.Pay == nil {
 		return nil, booking.Errorf(booking.EUPSTREAM, "WeChat Pay is not configured")
 	}
-	p, err := s.Pay.Prepay(ctx, wechatpay.Order{
+	p, err := s.Pay.Prepay(ctx, booking.PayOrder{
 		OutTradeNo:  b.OutTradeNo,
 		Description: "美甲预约定金 " + b.StartAt.In(s.Loc).Format("2006-01-02 15:04"),
 		OpenID:      b.OpenID,
@@ -161,11 +165,11 @@ func (s *Service) prepay(ctx context.Context, b *booking.Booking) (*wechatpay.Pa
 // customer must say forfeitDeposit to cancel, and the deposit is kept
 // (LATE_CANCEL otherwise, nothing changed). A pending booking is free to cancel.
 func (s *Service) CancelByCustomer(ctx context.Context, openid string, bookingID int64, forfeitDeposit bool) (*booking.Booking, error) {
-	b, err := s.Store.FindCustomerBooking(ctx, openid, bookingID)
+	b, err := s.store.FindCustomerBooking(ctx, openid, bookingID)
 	if err != nil {
 		return nil, err
 	}
-	now, err := s.Store.Now(ctx)
+	now, err := s.store.Now(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -182,7 +186,7 @@ func (s *Service) CancelByCustomer(ctx context.Context, openid string, bookingID
 // CancelBySalon cancels any booking before check-in, always with a full refund
 // of what was paid.
 func (s *Service) CancelBySalon(ctx context.Context, bookingID int64) (*booking.Booking, error) {
-	b, err := s.Store.FindBooking(ctx, bookingID)
+	b, err := s.store.FindBooking(ctx, bookingID)
 	if err != nil {
 		return nil, err
 	}
@@ -228,14 +232,14 @@ func (s *Service) cancel(ctx context.Context, b *booking.Booking, r cancelReques
 				if _, err := s.settle(ctx, b, *paid); err != nil {
 					return nil, err
 				}
-				if b, err = s.Store.FindBooking(ctx, b.ID); err != nil {
+				if b, err = s.store.FindBooking(ctx, b.ID); err != nil {
 					return nil, err
 				}
 				r.paidWhileCancelling = true
 				return s.cancel(ctx, b, r)
 			}
 		}
-		return s.Store.ChangeStatus(ctx, booking.Change{BookingID: b.ID, From: booking.StatusPending, To: booking.StatusCancelled,
+		return s.store.ChangeStatus(ctx, booking.Change{BookingID: b.ID, From: booking.StatusPending, To: booking.StatusCancelled,
 			Event: booking.EventCancel, Actor: actor, Reason: "付款前取消"})
 	case booking.StatusConfirmed:
 		if s.late(b, r) {
@@ -243,7 +247,7 @@ func (s *Service) cancel(ctx context.Context, b *booking.Booking, r cancelReques
 				return nil, booking.Errorf(booking.ELATECANCEL, "booking %d: free cancel ended %s", b.ID, b.CancelFreeUntil(s.Policy.CancelFreeHours).Format(time.RFC3339))
 			}
 			// The seat goes back; the deposit is kept, as the customer accepted.
-			return s.Store.ChangeStatus(ctx, booking.Change{BookingID: b.ID, From: booking.StatusConfirmed, To: booking.StatusCancelled,
+			return s.store.ChangeStatus(ctx, booking.Change{BookingID: b.ID, From: booking.StatusConfirmed, To: booking.StatusCancelled,
 				Event: booking.EventLateCancel, Actor: actor, Reason: "临近开始取消，定金不退"})
 		}
 		reason := "取消，未付款无需退款"
@@ -252,7 +256,7 @@ func (s *Service) cancel(ctx context.Context, b *booking.Booking, r cancelReques
 		}
 		// The state machine refunds a paid booking's cancel in full, recorded in
 		// the change itself; WeChat is asked right after the commit.
-		out, err := s.Store.ChangeStatus(ctx, booking.Change{BookingID: b.ID, From: booking.StatusConfirmed, To: booking.StatusCancelled,
+		out, err := s.store.ChangeStatus(ctx, booking.Change{BookingID: b.ID, From: booking.StatusConfirmed, To: booking.StatusCancelled,
 			Event: booking.EventCancel, Actor: actor, Reason: reason})
 		if err != nil || out.Refund == nil {
 			return out, err
@@ -277,7 +281,7 @@ func (s *Service) closeOrder(ctx context.Context, b *booking.Booking) (*booking.
 	}
 	st, err := s.Pay.QueryOrder(ctx, b.OutTradeNo)
 	switch {
-	case errors.Is(err, wechatpay.ErrOrderNotExist):
+	case errors.Is(err, booking.ErrOrderNotExist):
 		return nil, nil
 	case err != nil:
 		return nil, booking.Errorf(booking.EUPSTREAM, "query order of booking %d: %v", b.ID, err)
@@ -299,7 +303,7 @@ func (s *Service) closeOrder(ctx context.Context, b *booking.Booking) (*booking.
 
 // paymentOf is the payment a verified order state (a notification's or a signed
 // query's) records on its booking.
-func paymentOf(st *wechatpay.OrderState) booking.Payment {
+func paymentOf(st *booking.OrderState) booking.Payment {
 	p := booking.Payment{TransactionID: st.TransactionID, AmountFen: st.AmountTotal, PaidAt: time.Now()}
 	if st.SuccessTime != nil {
 		p.PaidAt = *st.SuccessTime
@@ -308,7 +312,7 @@ func paymentOf(st *wechatpay.OrderState) booking.Payment {
 }
 
 // mismatch says why a verified payment cannot be for booking b, or "".
-func (s *Service) mismatch(b *booking.Booking, st *wechatpay.OrderState) string {
+func (s *Service) mismatch(b *booking.Booking, st *booking.OrderState) string {
 	switch {
 	case st.AppID != s.AppID:
 		return fmt.Sprintf("appid %q", st.AppID)
@@ -325,7 +329,7 @@ func (s *Service) mismatch(b *booking.Booking, st *wechatpay.OrderState) string 
 // marked at the same moment exactly one of the two wins; the other is
 // INVALID_STATE.
 func (s *Service) CheckIn(ctx context.Context, bookingID int64) (*booking.Booking, error) {
-	b, err := s.Store.FindBooking(ctx, bookingID)
+	b, err := s.store.FindBooking(ctx, bookingID)
 	if err != nil {
 		return nil, err
 	}
@@ -337,7 +341,7 @@ func (s *Service) CheckIn(ctx context.Context, bookingID int64) (*booking.Bookin
 	default:
 		return nil, booking.Errorf(booking.EINVALIDSTATE, "booking %d is %s", b.ID, b.Status)
 	}
-	now, err := s.Store.Now(ctx)
+	now, err := s.store.Now(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -345,7 +349,7 @@ func (s *Service) CheckIn(ctx context.Context, bookingID int64) (*booking.Bookin
 		return nil, booking.Errorf(booking.ETOOEARLY, "booking %d: check-in opens %s", b.ID,
 			b.CheckInOpens(s.Policy.CheckinOpensBefore).Format(time.RFC3339))
 	}
-	return s.Store.ChangeStatus(ctx, booking.Change{BookingID: bookingID, From: b.Status, To: booking.StatusCompleted,
+	return s.store.ChangeStatus(ctx, booking.Change{BookingID: bookingID, From: b.Status, To: booking.StatusCompleted,
 		Event: booking.EventCheckIn, Actor: booking.ActorSalon, Reason: reason})
 }
 
@@ -353,18 +357,18 @@ func (s *Service) CheckIn(ctx context.Context, bookingID int64) (*booking.Bookin
 // salon can do it once the slot has started; the seat stays sold and the deposit
 // is kept, and the booking is finished, so the customer can book again.
 func (s *Service) MarkNoShow(ctx context.Context, bookingID int64) (*booking.Booking, error) {
-	b, err := s.Store.FindBooking(ctx, bookingID)
+	b, err := s.store.FindBooking(ctx, bookingID)
 	if err != nil {
 		return nil, err
 	}
-	now, err := s.Store.Now(ctx)
+	now, err := s.store.Now(ctx)
 	if err != nil {
 		return nil, err
 	}
 	if b.Status == booking.StatusConfirmed && !b.CanMarkNoShow(now) {
 		return nil, booking.Errorf(booking.ETOOEARLY, "booking %d: slot has not started", b.ID)
 	}
-	return s.Store.ChangeStatus(ctx, booking.Change{BookingID: bookingID, From: booking.StatusConfirmed, To: booking.StatusNoShow,
+	return s.store.ChangeStatus(ctx, booking.Change{BookingID: bookingID, From: booking.StatusConfirmed, To: booking.StatusNoShow,
 		Event: booking.EventNoShow, Actor: booking.ActorSalon, Reason: "门店标记未到店"})
 }
 
@@ -374,7 +378,7 @@ func (s *Service) CreateSchedule(ctx context.Context, sched booking.Schedule) (c
 	if err != nil {
 		return 0, 0, err
 	}
-	return s.Store.CreateSlots(ctx, slots)
+	return s.store.CreateSlots(ctx, slots)
 }
 
 // UpdateSlot applies the salon's change to a slot: a larger or smaller capacity
@@ -383,7 +387,7 @@ func (s *Service) UpdateSlot(ctx context.Context, slotID int64, u booking.SlotUp
 	if err := u.Validate(); err != nil {
 		return nil, err
 	}
-	v, err := s.Store.UpdateSlot(ctx, slotID, u, booking.ActorSalon)
+	v, err := s.store.UpdateSlot(ctx, slotID, u, booking.ActorSalon)
 	if err == nil {
 		s.notifyNow(ctx) // new seats may have gone to the waitlist
 	}
@@ -392,26 +396,26 @@ func (s *Service) UpdateSlot(ctx context.Context, slotID int64, u booking.SlotUp
 
 // Classify gives an error from the service the code its answer needs: a
 // database that did not answer, refused the connection or dropped it is
-// UNAVAILABLE (mysql.Classify knows which driver errors those are); any other
-// error is returned as it is. The handlers apply it to every error they answer.
-func Classify(err error) error { return mysql.Classify(err) }
+// UNAVAILABLE (the store knows which of its errors those are); any other error
+// is returned as it is. The handlers apply it to every error they answer.
+func (s *Service) Classify(err error) error { return s.store.Classify(err) }
 
 // Now is the database's clock, the one every rule about time is decided by.
-func (s *Service) Now(ctx context.Context) (time.Time, error) { return s.Store.Now(ctx) }
+func (s *Service) Now(ctx context.Context) (time.Time, error) { return s.store.Now(ctx) }
 
 // Ping checks that the database answers (GET /healthz).
-func (s *Service) Ping(ctx context.Context) error { return s.Store.Ping(ctx) }
+func (s *Service) Ping(ctx context.Context) error { return s.store.Ping(ctx) }
 
 // Schedule returns the slots starting in [from, to), each with whether it can be
 // booked now.
 func (s *Service) Schedule(ctx context.Context, from, to time.Time) ([]booking.SlotView, error) {
-	return s.Store.ListSlots(ctx, from, to)
+	return s.store.ListSlots(ctx, from, to)
 }
 
 // ScheduleWithWaitlists is Schedule with each slot's waitlist length, for the
 // salon's week (the public schedule does not show it, so it does not pay for it).
 func (s *Service) ScheduleWithWaitlists(ctx context.Context, from, to time.Time) ([]booking.SlotView, error) {
-	vs, err := s.Store.ListSlots(ctx, from, to)
+	vs, err := s.store.ListSlots(ctx, from, to)
 	if err != nil || len(vs) == 0 {
 		return vs, err
 	}
@@ -419,7 +423,7 @@ func (s *Service) ScheduleWithWaitlists(ctx context.Context, from, to time.Time)
 	for i := range vs {
 		ids[i] = vs[i].ID
 	}
-	waiting, err := s.Store.WaitlistLengths(ctx, ids)
+	waiting, err := s.store.WaitlistLengths(ctx, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -432,11 +436,11 @@ func (s *Service) ScheduleWithWaitlists(ctx context.Context, from, to time.Time)
 // CustomerBookings returns the customer's bookings, finished ones too, newest
 // first, at most limit.
 func (s *Service) CustomerBookings(ctx context.Context, openid string, limit int) ([]*booking.Booking, error) {
-	return s.Store.ListCustomerBookings(ctx, openid, limit)
+	return s.store.ListCustomerBookings(ctx, openid, limit)
 }
 
 // DayBookings returns the bookings of the slots starting in [from, to), for the
 // salon's day view.
 func (s *Service) DayBookings(ctx context.Context, from, to time.Time) ([]*booking.Booking, error) {
-	return s.Store.ListSlotBookings(ctx, from, to)
+	return s.store.ListSlotBookings(ctx, from, to)
 }

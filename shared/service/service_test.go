@@ -23,8 +23,9 @@ var ctx = context.Background()
 func newService(t *testing.T) (*service.Service, *mysql.DB) {
 	t.Helper()
 	store := mysqltest.New(t)
-	return &service.Service{Store: store, Loc: time.FixedZone("CST", 8*3600), Log: slog.New(slog.DiscardHandler),
-		Policy: store.Policy}, store
+	svc := service.New(store)
+	svc.Loc, svc.Log, svc.Policy = time.FixedZone("CST", 8*3600), slog.New(slog.DiscardHandler), store.Policy
+	return svc, store
 }
 
 // paid reserves a seat of slot for openid and records its payment.

@@ -41,7 +41,7 @@ import (
 // ErrOrderNotExist is returned by QueryOrder when WeChat answers 404
 // ORDER_NOT_EXIST (older tables spell it ORDERNOTEXIST): no WeChat order exists
 // under that out_trade_no, so nobody can pay it.
-var ErrOrderNotExist = errors.New("wechatpay: order does not exist")
+var ErrOrderNotExist = booking.ErrOrderNotExist
 
 // shanghai is WeChat's time zone. A fixed zone, not LoadLocation, because a
 // minimal SCF image may carry no tzdata, and China has no daylight saving time.
@@ -276,23 +276,12 @@ func (c *Client) withDeadline(ctx context.Context) (context.Context, context.Can
 	return context.WithTimeout(ctx, c.callTimeout)
 }
 
-// Order is one JSAPI order: one booking, one out_trade_no.
-type Order struct {
-	OutTradeNo  string // 6-32 of [0-9A-Za-z_-]; deterministic per booking so retries name the same order
-	Description string // at most 127 characters, shown in the customer's bill
-	OpenID      string // the payer, under WX_APPID
-	AmountFen   int64
-	TimeExpire  time.Time // the booking's lock_expire; zero means none
-}
-
-// PaymentParams are the arguments of wx.requestPayment in the mini-program.
-type PaymentParams struct {
-	TimeStamp string `json:"timeStamp"`
-	NonceStr  string `json:"nonceStr"`
-	Package   string `json:"package"`
-	SignType  string `json:"signType"`
-	PaySign   string `json:"paySign"`
-}
+// Order is one JSAPI order, PaymentParams what wx.requestPayment takes: the
+// service's vocabulary (package booking), which this client speaks.
+type (
+	Order         = booking.PayOrder
+	PaymentParams = booking.PaymentParams
+)
 
 // Prepay creates (or re-opens) the JSAPI order and signs the payment parameters
 // with the merchant key. Calling it again with the same Order sends byte-identical
@@ -363,20 +352,11 @@ func (c *Client) CloseOrder(ctx context.Context, outTradeNo string) error {
 	return nil
 }
 
-// OrderState is a signature-verified answer to QueryOrder. TradeState is one of
-// SUCCESS, REFUND, NOTPAY, CLOSED, REVOKED, USERPAYING, PAYERROR. The caller
-// checks AppID, MchID and AmountTotal against its booking before trusting a
-// SUCCESS, exactly as for a notification.
-type OrderState struct {
-	TradeState    booking.TradeState
-	TransactionID string
-	AppID         string
-	MchID         string
-	OutTradeNo    string
-	PayerOpenID   string
-	AmountTotal   int64
-	SuccessTime   *time.Time // nil unless paid (or if WeChat sent an unparsable time)
-}
+// OrderState is a signature-verified answer to QueryOrder (booking.OrderState).
+// TradeState is one of SUCCESS, REFUND, NOTPAY, CLOSED, REVOKED, USERPAYING,
+// PAYERROR. The caller checks AppID, MchID and AmountTotal against its booking
+// before trusting a SUCCESS, exactly as for a notification.
+type OrderState = booking.OrderState
 
 // QueryOrder asks WeChat for the state of an order by out_trade_no; this signed
 // answer is the authority the release timer and cancel act on. An unknown number
@@ -418,26 +398,13 @@ func orderState(tx *payments.Transaction) *OrderState {
 	return s
 }
 
-// RefundRequest refunds (part of) a paid order. OutRefundNo must be deterministic
-// (booking.OutRefundNo): WeChat refunds a number once, so a retry with the same
-// number after SYSTEM_ERROR or a timeout can never pay out twice.
-type RefundRequest struct {
-	OutTradeNo  string
-	OutRefundNo string
-	Reason      string
-	RefundFen   int64
-	TotalFen    int64 // the order's amount, which WeChat checks
-}
+// RefundRequest and RefundResult are the service's (package booking).
+type (
+	RefundRequest = booking.RefundRequest
+	RefundResult  = booking.RefundResult
+)
 
-// RefundResult is WeChat's view of a refund. Status is SUCCESS, CLOSED,
-// PROCESSING or ABNORMAL; a new refund is normally PROCESSING and its outcome
-// arrives as a refund notification (or through QueryRefund).
-type RefundResult struct {
-	RefundID    string
-	OutRefundNo string
-	Status      booking.WeChatRefundState
-	SuccessTime *time.Time
-}
+
 
 // Refund requests a domestic refund in CNY, notified at WECHATPAY_REFUND_NOTIFY_URL.
 func (c *Client) Refund(ctx context.Context, r RefundRequest) (*RefundResult, error) {
@@ -465,9 +432,29 @@ func (c *Client) Refund(ctx context.Context, r RefundRequest) (*RefundResult, er
 	resp, res, err := c.refunds.Create(ctx, req)
 	closeResult(res)
 	if err != nil {
-		return nil, fmt.Errorf("wechatpay: refund %s: %w", r.OutRefundNo, err)
+		return nil, fmt.Errorf("wechatpay: refund %s: %w", r.OutRefundNo, refundRefusal(err))
 	}
 	return refundResult(resp), nil
+}
+
+// refundRefusal tells the service what a failed refund request means, in its
+// words: NOT_ENOUGH (the merchant's balance) is booking.ErrRefundWaitsForBalance,
+// the same request succeeds once the salon tops it up; another 4xx that is not
+// busy or throttled (SYSTEM_ERROR, FREQUENCY_LIMITED, 429) is
+// booking.ErrRefundRefused, for the salon to handle; anything else (5xx, the
+// network, a timeout) may have been done or not, and is worth asking again with
+// the same out_refund_no.
+func refundRefusal(err error) error {
+	status, code, ok := APIErrorCode(err)
+	switch {
+	case !ok:
+		return err
+	case code == "NOT_ENOUGH":
+		return fmt.Errorf("%w: %w", booking.ErrRefundWaitsForBalance, err)
+	case status >= 400 && status < 500 && status != 429 && code != "SYSTEM_ERROR" && code != "FREQUENCY_LIMITED":
+		return fmt.Errorf("%w (%s): %w", booking.ErrRefundRefused, code, err)
+	}
+	return err
 }
 
 // QueryRefund asks WeChat for the state of a refund by out_refund_no. An unknown

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"salon/shared/booking"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/wechatpay-apiv3/wechatpay-go/core/notify"
@@ -26,33 +25,14 @@ var ErrInvalidNotification = errors.New("wechatpay: invalid notification")
 // about 1 KiB; the product's gateway limit is 64 KiB.
 const maxNotificationBytes = 64 << 10
 
-// Payment is a verified and decrypted payment notification. Nothing in it has been
-// compared with a booking: the caller checks EventType/TradeState, AppID, MchID,
-// OutTradeNo and AmountTotal.
-type Payment struct {
-	EventID   string
-	EventType string // TRANSACTION.SUCCESS
-	// OrderState is the decrypted transaction, the same shape a signed query
-	// answers, so a payment is checked the same way however it was learnt.
-	// TradeState is SUCCESS; AmountTotal is the order amount (the payer may have
-	// paid less with a coupon).
-	OrderState
-}
+// Payment is a verified and decrypted payment notification, and RefundNotice
+// a refund notification: the service's vocabulary (package booking).
+type (
+	Payment      = booking.PaymentNotice
+	RefundNotice = booking.RefundNotice
+)
 
-// RefundNotice is a verified and decrypted refund notification.
-type RefundNotice struct {
-	EventID       string
-	EventType     string // REFUND.SUCCESS, REFUND.ABNORMAL or REFUND.CLOSED
-	MchID         string
-	OutTradeNo    string
-	TransactionID string
-	OutRefundNo   string
-	RefundID      string
-	RefundStatus  booking.WeChatRefundState // SUCCESS, ABNORMAL or CLOSED
-	RefundFen     int64
-	TotalFen      int64
-	SuccessTime   *time.Time
-}
+
 
 // refundResource is the plaintext of a refund notification. The SDK has no model
 // for it, and refunddomestic.Refund does not fit (its field is "status", the

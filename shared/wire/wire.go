@@ -219,7 +219,8 @@ func (e *Env) build() (*Deps, error) {
 	store.Policy = cfg.Policy
 
 	d := &Deps{Cfg: cfg}
-	d.Svc = &service.Service{Store: store, AppID: cfg.WXAppID, Loc: cfg.ShopTZ, Log: log, Policy: cfg.Policy}
+	d.Svc = service.New(store)
+	d.Svc.AppID, d.Svc.Loc, d.Svc.Log, d.Svc.Policy = cfg.WXAppID, cfg.ShopTZ, log, cfg.Policy
 	if e.getenv("WECHATPAY_MCHID") != "" {
 		pay, mchID, err := e.weChatPay()
 		switch {
@@ -237,10 +238,11 @@ func (e *Env) build() (*Deps, error) {
 	if ccfg, ok := cls.ConfigFromEnv(e.getenv); ok && cfg.CLSEndpoint != "" {
 		d.Svc.Shipper = cls.New(ccfg, e.getenv)
 	}
-	d.Svc.AuditOut = root.AuditOut
-	if d.Svc.AuditOut == nil {
-		d.Svc.AuditOut = os.Stdout
+	out := root.AuditOut
+	if out == nil {
+		out = os.Stdout
 	}
+	d.Svc.AuditOut = cls.JSONLines{W: out}
 	if len(cfg.SessionSecret) > 0 {
 		d.Sessions = &session.Signer{Secret: cfg.SessionSecret, Now: root.Now}
 	}
@@ -275,7 +277,7 @@ func (e *Env) Close() error {
 	e.children = nil
 	var err error
 	if e.deps != nil {
-		err = e.deps.Svc.Store.Close()
+		err = e.deps.Svc.Close()
 		e.deps = nil
 	}
 	e.mu.Unlock()

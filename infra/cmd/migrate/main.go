@@ -105,7 +105,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, now fun
 		Capacity:    &d.capacity,
 		PriceFen:    &d.priceFen,
 	}
-	svc := &service.Service{Store: store, Loc: cfg.ShopTZ}
+	svc := service.New(store)
+	svc.Loc, svc.Policy = cfg.ShopTZ, cfg.Policy
 	n, skipped, err := svc.CreateSchedule(ctx, sched)
 	if err != nil {
 		return fmt.Errorf("demo schedule: %w", err)

@@ -1,0 +1,120 @@
+package service
+
+import (
+	"context"
+	"time"
+
+	"salon/shared/booking"
+)
+
+// What the service needs of its dependencies, each a small interface in the
+// domain's words, declared here by their user: package mysql's *DB satisfies
+// Store, package wechatpay's *Client Payments, package wxmsg (through wire)
+// Messenger, package cls AuditShipper. Nothing here names SQL, HTTP or WeChat's
+// wire format.
+
+// Bookings creates bookings and changes their status: the one status-change
+// path, and the reads the rules decide on.
+type Bookings interface {
+	Reserve(ctx context.Context, req booking.ReserveRequest) (b *booking.Booking, created bool, err error)
+	ChangeStatus(ctx context.Context, c booking.Change) (*booking.Booking, error)
+	FindBooking(ctx context.Context, id int64) (*booking.Booking, error)
+	FindCustomerBooking(ctx context.Context, openid string, id int64) (*booking.Booking, error)
+	ListCustomerBookings(ctx context.Context, openid string, limit int) ([]*booking.Booking, error)
+	ListSlotBookings(ctx context.Context, from, to time.Time) ([]*booking.Booking, error)
+	CountNoShows(ctx context.Context, openid string, within time.Duration) (int, error)
+}
+
+// Slots are the schedule.
+type Slots interface {
+	CreateSlots(ctx context.Context, slots []booking.ScheduledSlot) (created, skipped int, err error)
+	UpdateSlot(ctx context.Context, id int64, u booking.SlotUpdate, actor string) (*booking.SlotView, error)
+	ListSlots(ctx context.Context, from, to time.Time) ([]booking.SlotView, error)
+}
+
+// Waitlists are the lines of full slots.
+type Waitlists interface {
+	JoinWaitlist(ctx context.Context, openid string, slotID int64, maxEntries int) (*booking.WaitlistEntry, error)
+	LeaveWaitlist(ctx context.Context, openid string, slotID int64) error
+	CustomerWaitlist(ctx context.Context, openid string) ([]booking.WaitlistEntry, error)
+	WaitlistLengths(ctx context.Context, slotIDs []int64) (map[int64]int, error)
+	DropStartedWaitlists(ctx context.Context) (int, error)
+}
+
+// Refunds records refunds and leases the due ones to a release run.
+type Refunds interface {
+	StartRefund(ctx context.Context, id int64, from booking.Status, p booking.Payment, actor, reason string) (started bool, err error)
+	SetRefundState(ctx context.Context, id int64, to booking.RefundStatus, refundedAt *time.Time, actor, reason string) (changed bool, err error)
+	DeferRefund(ctx context.Context, id int64, after time.Duration) error
+	ClaimDueRefunds(ctx context.Context, queryAfter, lease time.Duration, limit int) ([]*booking.Booking, error)
+	ListRefunds(ctx context.Context, limit int, states ...booking.RefundStatus) ([]*booking.Booking, error)
+	CountRefunds(ctx context.Context) (map[booking.RefundStatus]int, error)
+}
+
+// Outbox holds the customers' notifications until they are sent.
+type Outbox interface {
+	EnqueueReminders(ctx context.Context, remindBefore time.Duration) (int, error)
+	ClaimDueNotifications(ctx context.Context, lease time.Duration, limit int) ([]booking.Notification, time.Time, error)
+	FinishNotification(ctx context.Context, id int64, status booking.NotificationStatus, lastError string) error
+	RetryNotification(ctx context.Context, id int64, after time.Duration, lastError string) error
+	NotificationCounts(ctx context.Context) (map[booking.NotificationStatus]int, error)
+	CountRetryingNotifications(ctx context.Context) (int, error)
+}
+
+// Release is what the release run leases and records.
+type Release interface {
+	ClaimExpired(ctx context.Context, limit int, lease time.Duration) ([]*booking.Booking, error)
+	DueNoShows(ctx context.Context, grace time.Duration, limit int) ([]int64, error)
+	FindDrift(ctx context.Context) ([]booking.SlotDrift, error)
+	RecordReleaseRun(ctx context.Context, r booking.ReleaseRun) error
+	LastReleaseRun(ctx context.Context) (*booking.ReleaseRun, error)
+}
+
+// Audit is the audit trail: recorded in the database, shipped to CLS.
+type Audit interface {
+	RecordAudit(ctx context.Context, r booking.AuditRecord) error
+	BookingAudit(ctx context.Context, bookingID int64) ([]booking.AuditRecord, error)
+	ListAudit(ctx context.Context, from, to time.Time, event string, limit int) ([]booking.AuditRecord, error)
+	AuditEvents(ctx context.Context, from, to time.Time) ([]string, error)
+	UnshippedAudit(ctx context.Context, limit int) ([]booking.AuditRecord, error)
+	UnshippedAuditBacklog(ctx context.Context) (int, *time.Time, error)
+	MarkShipped(ctx context.Context, ids []int64) error
+}
+
+// ConsoleSessions remembers the console's signed-out sessions.
+type ConsoleSessions interface {
+	EndConsoleSession(ctx context.Context, sessionID string, expiresAt time.Time) error
+	ConsoleSessionEnded(ctx context.Context, sessionID string) (bool, error)
+}
+
+// Store is all of the above, and the store's own: its clock (the one every
+// rule about time is decided by), whether it answers, what its failures mean
+// (UNAVAILABLE for a database that is down or out of connections), and closing
+// it at the end of an instance.
+type Store interface {
+	Bookings
+	Slots
+	Waitlists
+	Refunds
+	Outbox
+	Release
+	Audit
+	ConsoleSessions
+	Now(ctx context.Context) (time.Time, error)
+	Ping(ctx context.Context) error
+	Classify(err error) error
+	Close() error
+}
+
+// Payments is the part of WeChat Pay the product uses (implemented by
+// *wechatpay.Client; tests use the same client against the local simulator).
+// An order WeChat has never heard of is booking.ErrOrderNotExist; a refund it
+// refuses for good booking.ErrRefundRefused, one waiting for the merchant's
+// balance booking.ErrRefundWaitsForBalance (errors.Is).
+type Payments interface {
+	Prepay(ctx context.Context, o booking.PayOrder) (*booking.PaymentParams, error)
+	CloseOrder(ctx context.Context, outTradeNo string) error
+	QueryOrder(ctx context.Context, outTradeNo string) (*booking.OrderState, error)
+	Refund(ctx context.Context, r booking.RefundRequest) (*booking.RefundResult, error)
+	QueryRefund(ctx context.Context, outRefundNo string) (*booking.RefundResult, error)
+}
