@@ -5,10 +5,12 @@ package apigw
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -20,16 +22,38 @@ import (
 // MaxBodyBytes is the largest request body accepted, after base64 decoding.
 const MaxBodyBytes = 64 << 10
 
-// Request is one HTTP request as the function sees it, whichever trigger carried it.
+// Request is one HTTP request as the event carried it, whichever trigger sent it;
+// HTTPRequest makes it the *http.Request the handlers serve.
 type Request struct {
 	Method     string
 	Path       string
 	Header     http.Header // canonical keys: use Get, never index the map with a lower-case name
 	Query      url.Values
-	PathParams map[string]string
+	PathParams map[string]string // the event's own; handlers read r.PathValue, which the mux sets from Path
 	Body       []byte
 	RequestID  string
 	SourceIP   string
+}
+
+// HTTPRequest is the request as net/http's server would hand it to a handler:
+// the path and query in URL, the Host header moved to Host, the client's
+// address in RemoteAddr, the body readable once (the router reads it in full).
+// The method is kept as the event gives it, even one net/http would refuse to
+// send, so that the router answers it (405) instead of the adapter failing.
+func (r *Request) HTTPRequest(ctx context.Context) *http.Request {
+	h := r.Header.Clone()
+	host := h.Get("Host")
+	h.Del("Host")
+	req := &http.Request{
+		Method: r.Method, URL: &url.URL{Path: r.Path, RawQuery: r.Query.Encode()},
+		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: h, Host: host, RemoteAddr: r.SourceIP, RequestURI: r.Path,
+		ContentLength: int64(len(r.Body)), Body: http.NoBody,
+	}
+	if len(r.Body) > 0 {
+		req.Body = io.NopCloser(bytes.NewReader(r.Body))
+	}
+	return req.WithContext(ctx)
 }
 
 // event is the union of the API Gateway event and the Function URL event. The
