@@ -1,6 +1,8 @@
-// Package apigw turns API Gateway and Function URL events into requests, routes them
-// to handlers, and turns handler results and errors into integrated responses. It is
-// the only place that knows how application error codes map to HTTP statuses.
+// Package apigw is the HTTP side the functions share: the router (an
+// http.ServeMux behind the middleware every request needs), the adapter that
+// turns API Gateway and Function URL events into *http.Request and what a
+// handler wrote into integrated responses, and the one table from application
+// error codes to HTTP statuses.
 package apigw
 
 import (
