@@ -1,14 +1,18 @@
-// Package apigw turns API Gateway and Function URL events into requests, routes them
-// to handlers, and turns handler results and errors into integrated responses. It is
-// the only place that knows how application error codes map to HTTP statuses.
+// Package apigw is the HTTP side the functions share: the router (an
+// http.ServeMux behind the middleware every request needs), the adapter that
+// turns API Gateway and Function URL events into *http.Request and what a
+// handler wrote into integrated responses, and the one table from application
+// error codes to HTTP statuses.
 package apigw
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -20,16 +24,38 @@ import (
 // MaxBodyBytes is the largest request body accepted, after base64 decoding.
 const MaxBodyBytes = 64 << 10
 
-// Request is one HTTP request as the function sees it, whichever trigger carried it.
+// Request is one HTTP request as the event carried it, whichever trigger sent it;
+// HTTPRequest makes it the *http.Request the handlers serve.
 type Request struct {
 	Method     string
 	Path       string
 	Header     http.Header // canonical keys: use Get, never index the map with a lower-case name
 	Query      url.Values
-	PathParams map[string]string
+	PathParams map[string]string // the event's own; handlers read r.PathValue, which the mux sets from Path
 	Body       []byte
 	RequestID  string
 	SourceIP   string
+}
+
+// HTTPRequest is the request as net/http's server would hand it to a handler:
+// the path and query in URL, the Host header moved to Host, the client's
+// address in RemoteAddr, the body readable once (the router reads it in full).
+// The method is kept as the event gives it, even one net/http would refuse to
+// send, so that the router answers it (405) instead of the adapter failing.
+func (r *Request) HTTPRequest(ctx context.Context) *http.Request {
+	h := r.Header.Clone()
+	host := h.Get("Host")
+	h.Del("Host")
+	req := &http.Request{
+		Method: r.Method, URL: &url.URL{Path: r.Path, RawQuery: r.Query.Encode()},
+		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: h, Host: host, RemoteAddr: r.SourceIP, RequestURI: r.Path,
+		ContentLength: int64(len(r.Body)), Body: http.NoBody,
+	}
+	if len(r.Body) > 0 {
+		req.Body = io.NopCloser(bytes.NewReader(r.Body))
+	}
+	return req.WithContext(ctx)
 }
 
 // event is the union of the API Gateway event and the Function URL event. The

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"net/http"
 	"net/url"
 	"reflect"
 	"strings"
@@ -184,7 +185,7 @@ func TestParseEventHeadersCanonical(t *testing.T) {
 	if _, ok := r.Header["Idempotency-Key"]; !ok {
 		t.Errorf("header map key not canonical: %v", r.Header)
 	}
-	if got := r.BearerToken(); got != "secret-token-value" {
+	if got := BearerToken(r.HTTPRequest(context.Background())); got != "secret-token-value" {
 		t.Errorf("BearerToken = %q", got)
 	}
 }
@@ -242,17 +243,18 @@ func FuzzParseEvent(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	rt := NewRouter("fuzz", NewLogger(discard{}))
-	rt.Handle("GET", "/slots", func(ctx context.Context, r *Request) (*Response, error) { return NoContent(), nil })
-	rt.Handle("POST", "/bookings/{id}/pay", func(ctx context.Context, r *Request) (*Response, error) {
-		if _, err := r.PathInt64("id"); err != nil {
-			return nil, err
+	rt.Handle("GET /slots", HandlerFunc(func(w http.ResponseWriter, r *http.Request) error { WriteNoContent(w); return nil }))
+	rt.Handle("POST /bookings/{id}/pay", HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
+		if _, err := PathInt64(r, "id"); err != nil {
+			return err
 		}
 		var v struct{ A int }
 		if err := DecodeJSON(r, &v); err != nil {
-			return nil, err
+			return err
 		}
-		return JSON(200, v), nil
-	})
+		WriteJSON(w, 200, v)
+		return nil
+	}))
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		r, err := ParseEvent(raw)
 		if err == nil {
@@ -262,7 +264,7 @@ func FuzzParseEvent(f *testing.F) {
 			if len(r.Body) > MaxBodyBytes {
 				t.Fatalf("body of %d bytes accepted", len(r.Body))
 			}
-			r.BearerToken()
+			BearerToken(r.HTTPRequest(context.Background()))
 		} else if c := booking.ErrorCode(err); c != booking.EBADREQUEST && c != booking.EPAYLOADTOOLARGE {
 			t.Fatalf("unexpected code %s", c)
 		}

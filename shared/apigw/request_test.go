@@ -2,6 +2,7 @@ package apigw
 
 import (
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -47,7 +48,7 @@ func TestDecodeJSON(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var v login
-			err := DecodeJSON(&Request{Body: []byte(tt.body)}, &v)
+			err := DecodeJSON(bodyRequest(tt.body), &v)
 			if got := booking.ErrorCode(err); got != tt.code {
 				t.Fatalf("code = %q (%v), want %q", got, err, tt.code)
 			}
@@ -57,7 +58,7 @@ func TestDecodeJSON(t *testing.T) {
 		})
 	}
 	t.Run("detail never quotes the body", func(t *testing.T) {
-		err := DecodeJSON(&Request{Body: []byte(`{"slotId":"s3cr3t-value"}`)}, &login{})
+		err := DecodeJSON(bodyRequest(`{"slotId":"s3cr3t-value"}`), &login{})
 		if err == nil || strings.Contains(err.Error(), "s3cr3t") {
 			t.Errorf("err = %v", err)
 		}
@@ -90,19 +91,19 @@ func TestDecodeJSON(t *testing.T) {
 			`{"-":1}`:                     booking.EBADREQUEST,
 			`{"raw":{"k":{"n":1,"N":2}}}`: booking.EBADREQUEST,
 		} {
-			if got := booking.ErrorCode(DecodeJSON(&Request{Body: []byte(body)}, &outer{})); got != code {
+			if got := booking.ErrorCode(DecodeJSON(bodyRequest(body), &outer{})); got != code {
 				t.Errorf("%s: code %q, want %q", body, got, code)
 			}
 		}
 	})
 	t.Run("a refused body leaves the value alone", func(t *testing.T) {
 		v := login{Code: "before"}
-		if err := DecodeJSON(&Request{Body: []byte(`{"code":"after","CODE":"x"}`)}, &v); err == nil || v.Code != "before" {
+		if err := DecodeJSON(bodyRequest(`{"code":"after","CODE":"x"}`), &v); err == nil || v.Code != "before" {
 			t.Errorf("err = %v, value %+v", err, v)
 		}
 	})
 	t.Run("non-pointer is internal", func(t *testing.T) {
-		err := DecodeJSON(&Request{Body: []byte(`{}`)}, login{})
+		err := DecodeJSON(bodyRequest(`{}`), login{})
 		if booking.ErrorCode(err) != booking.EINTERNAL {
 			t.Errorf("err = %v", err)
 		}
@@ -127,8 +128,9 @@ func TestPathInt64(t *testing.T) {
 		{"abc", 0, false},
 	}
 	for _, tt := range tests {
-		r := &Request{PathParams: map[string]string{"id": tt.val}}
-		got, err := r.PathInt64("id")
+		r := httptest.NewRequest("GET", "/", nil)
+		r.SetPathValue("id", tt.val)
+		got, err := PathInt64(r, "id")
 		if (err == nil) != tt.ok || got != tt.want {
 			t.Errorf("PathInt64(%q) = %d, %v", tt.val, got, err)
 		}
@@ -150,12 +152,17 @@ func TestBearerToken(t *testing.T) {
 		{"abc", ""},
 	}
 	for _, tt := range tests {
-		r := &Request{Header: http.Header{}}
+		r := httptest.NewRequest("GET", "/", nil)
 		if tt.header != "" {
 			r.Header.Set("Authorization", tt.header)
 		}
-		if got := r.BearerToken(); got != tt.want {
+		if got := BearerToken(r); got != tt.want {
 			t.Errorf("BearerToken(%q) = %q, want %q", tt.header, got, tt.want)
 		}
 	}
+}
+
+// bodyRequest is a request with body, as a handler receives it.
+func bodyRequest(body string) *http.Request {
+	return httptest.NewRequest("POST", "/", strings.NewReader(body))
 }

@@ -2,6 +2,7 @@ package apigw
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 
 	"salon/shared/booking"
@@ -111,4 +112,50 @@ var internalBody, _ = json.Marshal(ErrorBody{Code: booking.EINTERNAL, Message: b
 // NoContent answers 204 with no body.
 func NoContent() *Response {
 	return &Response{StatusCode: http.StatusNoContent, Headers: map[string]string{}}
+}
+
+// write sends resp on w: the answer a handler gives through WriteJSON,
+// WriteNoContent and Error, the same Response the event adapter returns.
+func write(w http.ResponseWriter, resp *Response) {
+	for k, v := range resp.Headers {
+		w.Header().Set(k, v)
+	}
+	w.WriteHeader(resp.StatusCode)
+	if resp.Body != "" {
+		io.WriteString(w, resp.Body)
+	}
+}
+
+// WriteJSON answers v as JSON with the given status (500 INTERNAL if v cannot
+// be marshalled).
+func WriteJSON(w http.ResponseWriter, status int, v any) { write(w, JSON(status, v)) }
+
+// WriteNoContent answers 204 with no body.
+func WriteNoContent(w http.ResponseWriter) { write(w, NoContent()) }
+
+// Error answers err as ErrorResponse does and hands it to the request's log
+// line (code and error), where its detail goes instead of the answer.
+func Error(w http.ResponseWriter, r *http.Request, err error) {
+	if s := stateOf(r.Context()); s != nil {
+		s.mu.Lock()
+		s.err = err
+		written := s.w.status != 0
+		s.mu.Unlock()
+		if written {
+			return // the handler answered already; the log line still reports err
+		}
+	}
+	write(w, ErrorResponse(err))
+}
+
+// HandlerFunc is a handler that may fail: a returned error is answered with
+// Error, so a handler never writes an error answer itself. It is an
+// http.Handler like any other.
+type HandlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+// ServeHTTP runs h and answers its error.
+func (h HandlerFunc) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if err := h(w, r); err != nil {
+		Error(w, r, err)
+	}
 }

@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -64,43 +66,49 @@ func mkEvent(method, path string, headers map[string]string, body string) json.R
 
 func testRouter(logs *logBuffer) *Router {
 	rt := NewRouter("reserve", NewLogger(logs))
-	rt.Handle("GET", "/bookings/mine", func(ctx context.Context, r *Request) (*Response, error) {
-		return JSON(http.StatusOK, map[string]string{"route": "mine"}), nil
-	})
-	rt.Handle("GET", "/bookings/{id}", func(ctx context.Context, r *Request) (*Response, error) {
-		id, err := r.PathInt64("id")
+	rt.Handle("GET /bookings/mine", HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
+		WriteJSON(w, http.StatusOK, map[string]string{"route": "mine"})
+		return nil
+	}))
+	rt.Handle("GET /bookings/{id}", HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
+		id, err := PathInt64(r, "id")
 		if err != nil {
-			return nil, err
+			return err
 		}
-		return JSON(http.StatusOK, map[string]any{"route": "one", "id": id}), nil
-	})
-	rt.Handle("POST", "/bookings/{id}/pay", func(ctx context.Context, r *Request) (*Response, error) {
-		id, err := r.PathInt64("id")
+		WriteJSON(w, http.StatusOK, map[string]any{"route": "one", "id": id})
+		return nil
+	}))
+	rt.Handle("POST /bookings/{id}/pay", HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
+		id, err := PathInt64(r, "id")
 		if err != nil {
-			return nil, err
+			return err
 		}
-		SetBookingID(ctx, id)
-		Logger(ctx).Info("paying")
-		return JSON(http.StatusOK, map[string]any{"route": "pay", "id": id, "token": r.BearerToken() != ""}), nil
-	})
-	rt.Handle("POST", "/bookings", func(ctx context.Context, r *Request) (*Response, error) {
+		SetBookingID(r.Context(), id)
+		Logger(r.Context()).Info("paying")
+		WriteJSON(w, http.StatusOK, map[string]any{"route": "pay", "id": id, "token": BearerToken(r) != ""})
+		return nil
+	}))
+	rt.Handle("POST /bookings", HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
 		var in struct {
 			SlotID int64 `json:"slotId"`
 		}
 		if err := DecodeJSON(r, &in); err != nil {
-			return nil, err
+			return err
 		}
-		return nil, booking.Errorf(booking.ESOLDOUT, "slot %d full", in.SlotID)
-	})
-	rt.Handle("POST", "/panic", func(ctx context.Context, r *Request) (*Response, error) {
+		return booking.Errorf(booking.ESOLDOUT, "slot %d full", in.SlotID)
+	}))
+	rt.Handle("POST /panic", HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
 		panic("secret panic detail")
-	})
-	rt.Handle("POST", "/internal", func(ctx context.Context, r *Request) (*Response, error) {
-		SetBookingID(ctx, 99)
-		return JSON(200, "ignored"), fmt.Errorf("query t_booking: %w", errors.New("connection refused at 10.0.0.5"))
-	})
-	rt.Handle("POST", "/nil", func(ctx context.Context, r *Request) (*Response, error) { return nil, nil })
-	rt.Handle("POST", "/nocontent", func(ctx context.Context, r *Request) (*Response, error) { return NoContent(), nil })
+	}))
+	rt.Handle("POST /internal", HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
+		SetBookingID(r.Context(), 99)
+		return fmt.Errorf("query t_booking: %w", errors.New("connection refused at 10.0.0.5"))
+	}))
+	rt.Handle("POST /nil", HandlerFunc(func(w http.ResponseWriter, r *http.Request) error { return nil }))
+	rt.Handle("POST /nocontent", HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
+		WriteNoContent(w)
+		return nil
+	}))
 	return rt
 }
 
@@ -336,14 +344,15 @@ func TestResponseShape(t *testing.T) {
 }
 
 func TestHandlePanicsOnBadPattern(t *testing.T) {
-	for _, p := range []string{"nolead", "/a/{b", "/a/{}"} {
+	ok := HandlerFunc(func(w http.ResponseWriter, r *http.Request) error { return nil })
+	for _, p := range []string{"GET nolead", "/a/b", "GET /a/{b", "GET /a/{}", "GET example.com/a"} {
 		func() {
 			defer func() {
 				if recover() == nil {
 					t.Errorf("Handle(%q) did not panic", p)
 				}
 			}()
-			NewRouter("x", nil).Handle("GET", p, nil)
+			NewRouter("x", nil).Handle(p, ok)
 		}()
 	}
 	defer func() {
@@ -352,19 +361,74 @@ func TestHandlePanicsOnBadPattern(t *testing.T) {
 		}
 	}()
 	rt := NewRouter("x", nil)
-	rt.Handle("GET", "/a/{id}", nil)
-	rt.Handle("GET", "/a/{other}", nil)
+	rt.Handle("GET /a/{id}", ok)
+	rt.Handle("GET /a/{other}", ok)
 }
 
 // TestRoutes: the router lists what it serves, method upper-cased as Handle
 // stores it, in the order of registration.
 func TestRoutes(t *testing.T) {
 	rt := NewRouter("test", nil)
-	h := func(ctx context.Context, r *Request) (*Response, error) { return NoContent(), nil }
-	rt.Handle("post", "/bookings/{id}/pay", h)
-	rt.Handle("GET", "/bookings/mine", h)
+	h := HandlerFunc(func(w http.ResponseWriter, r *http.Request) error { WriteNoContent(w); return nil })
+	rt.Handle("post /bookings/{id}/pay", h)
+	rt.Handle("GET /bookings/mine", h)
 	got := strings.Join(rt.Routes(), ", ")
 	if want := "POST /bookings/{id}/pay, GET /bookings/mine"; got != want {
 		t.Errorf("Routes() = %s, want %s", got, want)
+	}
+}
+
+// TestRouterServesHTTP: the router is an http.Handler, and a real HTTP server in
+// front of it (httptest here, an SCF web function likewise) gets the answers the
+// event adapter gives: the API's 404 and 405, the body limit, a panic's 500, the
+// path values, and one log line carrying the request id of the request's header.
+func TestRouterServesHTTP(t *testing.T) {
+	logs := &logBuffer{}
+	srv := httptest.NewServer(testRouter(logs))
+	defer srv.Close()
+	tests := []struct {
+		method, path, body string
+		status             int
+		code, allow, part  string
+	}{
+		{"GET", "/bookings/12", "", 200, "", "", `"id":12`},
+		{"GET", "/nope", "", 404, booking.ENOTFOUND, "", ""},
+		{"GET", "/bookings/mine/", "", 404, booking.ENOTFOUND, "", ""},
+		{"PUT", "/bookings/5", "", 405, booking.EBADREQUEST, "GET", ""},
+		{"POST", "/bookings", strings.Repeat("a", MaxBodyBytes+1), 413, booking.EPAYLOADTOOLARGE, "", ""},
+		{"POST", "/bookings", `{"slotId":5}`, 409, booking.ESOLDOUT, "", ""},
+		{"POST", "/panic", "", 500, booking.EINTERNAL, "", ""},
+		{"POST", "/nil", "", 500, booking.EINTERNAL, "", ""},
+	}
+	for _, tt := range tests {
+		logs.mu.Lock()
+		logs.buf.Reset()
+		logs.mu.Unlock()
+		req, _ := http.NewRequest(tt.method, srv.URL+tt.path, strings.NewReader(tt.body))
+		req.Header.Set("X-Api-Requestid", "http-"+tt.path)
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tt.status || resp.Header.Get("Allow") != tt.allow || !strings.Contains(string(b), tt.part) {
+			t.Errorf("%s %s: %d Allow %q %s", tt.method, tt.path, resp.StatusCode, resp.Header.Get("Allow"), b)
+		}
+		if tt.code != "" {
+			var eb ErrorBody
+			if err := json.Unmarshal(b, &eb); err != nil || eb.Code != tt.code {
+				t.Errorf("%s %s: body %s, want code %s", tt.method, tt.path, b, tt.code)
+			}
+		}
+		var reqLines []map[string]any
+		for _, l := range logs.lines(t) {
+			if l["msg"] == "request" {
+				reqLines = append(reqLines, l)
+			}
+		}
+		if len(reqLines) != 1 || reqLines[0]["request_id"] != "http-"+tt.path || reqLines[0]["status"] != float64(tt.status) {
+			t.Errorf("%s %s: request lines %v", tt.method, tt.path, reqLines)
+		}
 	}
 }

@@ -7,59 +7,105 @@
 package handler
 
 import (
-	"context"
+	"log/slog"
+	"net/http"
 
 	"salon/shared/apigw"
 	"salon/shared/booking"
-	"salon/shared/handler/console"
 	"salon/shared/wire"
 )
 
-// depsHandler is a handler that needs the function's dependencies.
-type depsHandler func(ctx context.Context, d *wire.Deps, r *apigw.Request) (*apigw.Response, error)
-
-// withDeps adapts a handler that needs the dependencies; a configuration that
-// cannot be built answers INTERNAL (the log names the setting). Every error the
-// handler returns is classified here, once for all routes: a database that is
-// down or out of connections answers 503 UNAVAILABLE with Retry-After, never 500.
-func withDeps(e *wire.Env, h depsHandler) apigw.HandlerFunc {
-	return func(ctx context.Context, r *apigw.Request) (*apigw.Response, error) {
-		d, err := e.Deps()
-		if err != nil {
-			return nil, err
-		}
-		resp, err := h(ctx, d, r)
-		return resp, d.Svc.Classify(err)
-	}
+// Server is what one function's handlers need, built once when the function's
+// main builds its router (SlotsRouter and the others) and passed to every
+// handler as its receiver. The dependencies themselves (store, WeChat Pay,
+// sessions) are built on first use by the function's wire.Env and a failure is
+// not kept, so a fixed setting or a database that came back is picked up by the
+// next request; the middleware below hands them to each handler as an argument,
+// and no handler asks wire for anything.
+type Server struct {
+	env *wire.Env // bound to the function: its settings, its dependencies
+	log *slog.Logger
 }
 
-// customer returns the openid of the request's session token. The openid always
-// comes from the token, never from the body.
-func customerOf(d *wire.Deps, r *apigw.Request) (string, error) {
+// newServer binds e to fn and returns the function's Server and its empty router.
+func newServer(e *wire.Env, fn wire.Function) (*Server, *apigw.Router) {
+	e = e.For(fn)
+	s := &Server{env: e, log: e.Logger()}
+	return s, apigw.NewRouter(fn.Name, s.log)
+}
+
+// deps returns the function's dependencies, building them on first use.
+func (s *Server) deps() (*wire.Deps, error) { return s.env.Deps() }
+
+// depsHandler is a handler that needs the function's dependencies.
+type depsHandler func(w http.ResponseWriter, r *http.Request, d *wire.Deps) error
+
+// customerHandler is a handler of a signed-in customer's request.
+type customerHandler func(w http.ResponseWriter, r *http.Request, d *wire.Deps, openid string) error
+
+// public serves a route anyone may call. A configuration that cannot be built
+// answers INTERNAL (the log names the setting). Every error the handler returns
+// is classified here, once for all routes: a database that is down or out of
+// connections answers 503 UNAVAILABLE with Retry-After, never 500.
+func (s *Server) public(h depsHandler) http.Handler {
+	return apigw.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
+		d, err := s.deps()
+		if err != nil {
+			return err
+		}
+		return d.Svc.Classify(h(w, r, d))
+	})
+}
+
+// customer serves a customer's route: the openid is the session token's, always,
+// never a field of the body.
+func (s *Server) customer(h customerHandler) http.Handler {
+	return s.public(func(w http.ResponseWriter, r *http.Request, d *wire.Deps) error {
+		openid, err := customerOf(d, r)
+		if err != nil {
+			return err
+		}
+		return h(w, r, d, openid)
+	})
+}
+
+// admin serves a route of the salon's JSON API: by its bearer token, or by a
+// console session cookie (a change made with the cookie must carry the
+// session's CSRF token in X-CSRF-Token).
+func (s *Server) admin(h depsHandler) http.Handler {
+	return s.public(func(w http.ResponseWriter, r *http.Request, d *wire.Deps) error {
+		if err := checkAdmin(r, d); err != nil {
+			return err
+		}
+		return h(w, r, d)
+	})
+}
+
+// customerOf returns the openid of the request's session token.
+func customerOf(d *wire.Deps, r *http.Request) (string, error) {
 	if err := d.Cfg.Require("SESSION_SECRET"); err != nil {
 		return "", err
 	}
-	token := r.BearerToken()
+	token := apigw.BearerToken(r)
 	if token == "" {
 		return "", booking.Errorf(booking.EUNAUTHORIZED, "no bearer token")
 	}
 	return d.Sessions.Verify(token)
 }
 
-// checkAdmin lets the salon in: by its bearer token, or by a console session
-// cookie (a change made with the cookie must carry the session's CSRF token in
-// X-CSRF-Token). Without ADMIN_TOKEN the admin API is switched off (FORBIDDEN).
+// checkAdmin lets the salon in. Without ADMIN_TOKEN the admin API is switched
+// off (FORBIDDEN). A request with a bearer token is judged by the token alone.
 // The token comparison takes the same time whatever the length of a wrong token
 // and however much of it matches.
-func checkAdmin(ctx context.Context, d *wire.Deps, r *apigw.Request) error {
+func checkAdmin(r *http.Request, d *wire.Deps) error {
 	if d.Cfg.AdminToken == "" {
 		return booking.Errorf(booking.EFORBIDDEN, "ADMIN_TOKEN is not set: admin API disabled")
 	}
-	got := r.BearerToken()
-	if got == "" && console.HasSessionCookie(r) {
-		return console.CheckAPISession(ctx, d, r)
+	got := apigw.BearerToken(r)
+	if got == "" && cookieToken(r) != "" {
+		return checkAPISession(r, d)
 	}
-	if !console.TokenMatches(got, d.Cfg.AdminToken) {
+	if !tokenMatches(got, d.Cfg.AdminToken) {
 		return booking.Errorf(booking.EUNAUTHORIZED, "wrong admin token")
 	}
 	return nil

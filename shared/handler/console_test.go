@@ -232,7 +232,7 @@ func TestTokenMatches(t *testing.T) {
 		got, want string
 		ok        bool
 	}{{"abc", "abc", true}, {"abd", "abc", false}, {"ab", "abc", false}, {"abcd", "abc", false}, {"", "", false}, {"", "abc", false}} {
-		if console.TokenMatches(c.got, c.want) != c.ok {
+		if tokenMatches(c.got, c.want) != c.ok {
 			t.Errorf("TokenMatches(%q, %q) != %v", c.got, c.want, c.ok)
 		}
 	}

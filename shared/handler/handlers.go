@@ -13,7 +13,6 @@ import (
 
 	"salon/shared/apigw"
 	"salon/shared/booking"
-	"salon/shared/handler/console"
 	"salon/shared/service"
 	"salon/shared/wire"
 )
@@ -23,40 +22,47 @@ const maxMine = 50
 
 // SlotsRouter serves the public schedule and the health check (function slots).
 func SlotsRouter(e *wire.Env) *apigw.Router {
-	e = e.For(slotsFunction)
-	rt := apigw.NewRouter("slots", e.Logger())
-	rt.Handle(http.MethodGet, "/healthz", func(ctx context.Context, r *apigw.Request) (*apigw.Response, error) {
-		d, err := e.Deps()
-		if err == nil {
-			pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-			err = d.Svc.Ping(pctx)
-			cancel()
-		}
-		if err != nil {
-			apigw.Logger(ctx).Error("health check failed", "err", err.Error())
-			resp := apigw.JSON(http.StatusServiceUnavailable, map[string]string{"status": "unavailable"})
-			resp.Headers["Retry-After"] = apigw.RetryAfterSeconds
-			return resp, nil
-		}
-		return apigw.JSON(http.StatusOK, map[string]string{"status": "ok"}), nil
-	})
-	rt.Handle(http.MethodGet, "/slots", withDeps(e, func(ctx context.Context, d *wire.Deps, r *apigw.Request) (*apigw.Response, error) {
-		date, from, to, err := dayQuery(r, d.Cfg.ShopTZ)
-		if err != nil {
-			return nil, err
-		}
-		slots, err := d.Svc.Schedule(ctx, from, to)
-		if err != nil {
-			return nil, err
-		}
-		return apigw.JSON(http.StatusOK, map[string]any{"date": date, "slots": toSlotsJSON(slots, d.Cfg.ShopTZ)}), nil
-	}))
+	s, rt := newServer(e, slotsFunction)
+	rt.HandleFunc("GET /healthz", s.healthz)
+	rt.Handle("GET /slots", s.public(s.slots))
 	return rt
+}
+
+// healthz answers 503 both when the database does not answer and when the
+// dependencies cannot be built: either way this instance cannot serve.
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	d, err := s.deps()
+	if err == nil {
+		pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		err = d.Svc.Ping(pctx)
+		cancel()
+	}
+	if err != nil {
+		apigw.Logger(ctx).Error("health check failed", "err", err.Error())
+		w.Header().Set("Retry-After", apigw.RetryAfterSeconds)
+		apigw.WriteJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable"})
+		return
+	}
+	apigw.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+func (s *Server) slots(w http.ResponseWriter, r *http.Request, d *wire.Deps) error {
+	date, from, to, err := dayQuery(r, d.Cfg.ShopTZ)
+	if err != nil {
+		return err
+	}
+	slots, err := d.Svc.Schedule(r.Context(), from, to)
+	if err != nil {
+		return err
+	}
+	apigw.WriteJSON(w, http.StatusOK, map[string]any{"date": date, "slots": toSlotsJSON(slots, d.Cfg.ShopTZ)})
+	return nil
 }
 
 // dayQuery reads the required ?date=YYYY-MM-DD and returns it with the bounds of
 // that shop day: a slot is listed under the day it starts.
-func dayQuery(r *apigw.Request, loc *time.Location) (date string, from, to time.Time, err error) {
+func dayQuery(r *http.Request, loc *time.Location) (date string, from, to time.Time, err error) {
 	if date, err = oneQuery(r, "date"); err != nil {
 		return "", from, to, err
 	}
@@ -66,8 +72,8 @@ func dayQuery(r *apigw.Request, loc *time.Location) (date string, from, to time.
 
 // oneQuery returns the single value of a required query parameter; a repeated
 // key is ambiguous and refused.
-func oneQuery(r *apigw.Request, name string) (string, error) {
-	vs := r.Query[name]
+func oneQuery(r *http.Request, name string) (string, error) {
+	vs := r.URL.Query()[name]
 	if len(vs) != 1 || vs[0] == "" {
 		return "", booking.Errorf(booking.EBADREQUEST, "query %s: want exactly one value, got %d", name, len(vs))
 	}
@@ -76,117 +82,122 @@ func oneQuery(r *apigw.Request, name string) (string, error) {
 
 // LoginRouter exchanges the mini-program's login code for a session token.
 func LoginRouter(e *wire.Env) *apigw.Router {
-	e = e.For(loginFunction)
-	rt := apigw.NewRouter("login", e.Logger())
-	rt.Handle(http.MethodPost, "/login", withDeps(e, func(ctx context.Context, d *wire.Deps, r *apigw.Request) (*apigw.Response, error) {
-		if err := d.Cfg.Require(loginFunction.Required...); err != nil {
-			return nil, err
-		}
-		var body struct {
-			Code string `json:"code"`
-		}
-		if err := apigw.DecodeJSON(r, &body); err != nil {
-			return nil, err
-		}
-		if body.Code == "" || len(body.Code) > 128 {
-			return nil, booking.Errorf(booking.EBADREQUEST, "code: want 1-128 characters")
-		}
-		wctx, cancel := context.WithTimeout(ctx, e.LoginTimeoutOrDefault())
-		defer cancel()
-		openid, err := d.Login.Code2Session(wctx, body.Code)
-		if err != nil {
-			return nil, err
-		}
-		token, exp, err := d.Sessions.Issue(openid)
-		if err != nil {
-			return nil, err
-		}
-		return apigw.JSON(http.StatusOK, map[string]string{"token": token, "expiresAt": shopTime(exp, d.Cfg.ShopTZ)}), nil
-	}))
+	s, rt := newServer(e, loginFunction)
+	rt.Handle("POST /login", s.public(s.login))
 	return rt
+}
+
+func (s *Server) login(w http.ResponseWriter, r *http.Request, d *wire.Deps) error {
+	if err := d.Cfg.Require(loginFunction.Required...); err != nil {
+		return err
+	}
+	var body struct {
+		Code string `json:"code"`
+	}
+	if err := apigw.DecodeJSON(r, &body); err != nil {
+		return err
+	}
+	if body.Code == "" || len(body.Code) > 128 {
+		return booking.Errorf(booking.EBADREQUEST, "code: want 1-128 characters")
+	}
+	wctx, cancel := context.WithTimeout(r.Context(), s.env.LoginTimeoutOrDefault())
+	defer cancel()
+	openid, err := d.Login.Code2Session(wctx, body.Code)
+	if err != nil {
+		return err
+	}
+	token, exp, err := d.Sessions.Issue(openid)
+	if err != nil {
+		return err
+	}
+	apigw.WriteJSON(w, http.StatusOK, map[string]string{"token": token, "expiresAt": shopTime(exp, d.Cfg.ShopTZ)})
+	return nil
 }
 
 // ReserveRouter serves reservations: create, pay again, and the customer's list.
 func ReserveRouter(e *wire.Env) *apigw.Router {
-	e = e.For(reserveFunction)
-	rt := apigw.NewRouter("reserve", e.Logger())
-	rt.Handle(http.MethodPost, "/bookings", withDeps(e, func(ctx context.Context, d *wire.Deps, r *apigw.Request) (*apigw.Response, error) {
-		openid, err := customerOf(d, r)
-		if err != nil {
-			return nil, err
-		}
-		var body struct {
-			SlotID int64 `json:"slotId"`
-		}
-		if err := apigw.DecodeJSON(r, &body); err != nil {
-			return nil, err
-		}
-		if body.SlotID <= 0 {
-			return nil, booking.Errorf(booking.EBADREQUEST, "slotId: want a positive integer")
-		}
-		key := r.Header.Get("Idempotency-Key")
-		if !validIdemKey(key) {
-			return nil, booking.Errorf(booking.EBADREQUEST, "Idempotency-Key: at most 64 printable characters")
-		}
-		res, err := d.Svc.Reserve(ctx, openid, body.SlotID, key)
-		return reservationResponse(ctx, d, res, err, http.StatusCreated)
-	}))
-	rt.Handle(http.MethodPost, "/bookings/{id}/pay", withDeps(e, func(ctx context.Context, d *wire.Deps, r *apigw.Request) (*apigw.Response, error) {
-		openid, id, err := customerAndID(d, r)
-		if err != nil {
-			return nil, err
-		}
-		res, err := d.Svc.PayAgain(ctx, openid, id)
-		return reservationResponse(ctx, d, res, err, http.StatusOK)
-	}))
-	rt.Handle(http.MethodPost, "/slots/{id}/waitlist", withDeps(e, func(ctx context.Context, d *wire.Deps, r *apigw.Request) (*apigw.Response, error) {
-		openid, slotID, err := customerAndID(d, r)
-		if err != nil {
-			return nil, err
-		}
-		w, err := d.Svc.JoinWaitlist(ctx, openid, slotID)
-		if err != nil {
-			return nil, err
-		}
-		return apigw.JSON(http.StatusCreated, map[string]any{"waitlist": toWaitlistJSON(w, d.Cfg.ShopTZ, false)}), nil
-	}))
-	rt.Handle(http.MethodDelete, "/slots/{id}/waitlist", withDeps(e, func(ctx context.Context, d *wire.Deps, r *apigw.Request) (*apigw.Response, error) {
-		openid, slotID, err := customerAndID(d, r)
-		if err != nil {
-			return nil, err
-		}
-		if err := d.Svc.LeaveWaitlist(ctx, openid, slotID); err != nil {
-			return nil, err
-		}
-		return apigw.NoContent(), nil
-	}))
-	rt.Handle(http.MethodGet, "/waitlist/mine", withDeps(e, func(ctx context.Context, d *wire.Deps, r *apigw.Request) (*apigw.Response, error) {
-		openid, err := customerOf(d, r)
-		if err != nil {
-			return nil, err
-		}
-		ws, err := d.Svc.CustomerWaitlist(ctx, openid)
-		if err != nil {
-			return nil, err
-		}
-		out := make([]waitlistJSON, 0, len(ws))
-		for i := range ws {
-			out = append(out, toWaitlistJSON(&ws[i], d.Cfg.ShopTZ, true))
-		}
-		return apigw.JSON(http.StatusOK, map[string]any{"waitlist": out}), nil
-	}))
-	rt.Handle(http.MethodGet, "/bookings/mine", withDeps(e, func(ctx context.Context, d *wire.Deps, r *apigw.Request) (*apigw.Response, error) {
-		openid, err := customerOf(d, r)
-		if err != nil {
-			return nil, err
-		}
-		bs, err := d.Svc.CustomerBookings(ctx, openid, maxMine)
-		if err != nil {
-			return nil, err
-		}
-		return apigw.JSON(http.StatusOK, map[string]any{"bookings": toBookingsJSON(bs, d.Cfg, false)}), nil
-	}))
+	s, rt := newServer(e, reserveFunction)
+	rt.Handle("POST /bookings", s.customer(s.reserve))
+	rt.Handle("POST /bookings/{id}/pay", s.customer(s.payAgain))
+	rt.Handle("POST /slots/{id}/waitlist", s.customer(s.joinWaitlist))
+	rt.Handle("DELETE /slots/{id}/waitlist", s.customer(s.leaveWaitlist))
+	rt.Handle("GET /waitlist/mine", s.customer(s.myWaitlist))
+	rt.Handle("GET /bookings/mine", s.customer(s.myBookings))
 	return rt
+}
+
+func (s *Server) reserve(w http.ResponseWriter, r *http.Request, d *wire.Deps, openid string) error {
+	var body struct {
+		SlotID int64 `json:"slotId"`
+	}
+	if err := apigw.DecodeJSON(r, &body); err != nil {
+		return err
+	}
+	if body.SlotID <= 0 {
+		return booking.Errorf(booking.EBADREQUEST, "slotId: want a positive integer")
+	}
+	key := r.Header.Get("Idempotency-Key")
+	if !validIdemKey(key) {
+		return booking.Errorf(booking.EBADREQUEST, "Idempotency-Key: at most 64 printable characters")
+	}
+	res, err := d.Svc.Reserve(r.Context(), openid, body.SlotID, key)
+	return reservationResponse(w, r, d, res, err, http.StatusCreated)
+}
+
+func (s *Server) payAgain(w http.ResponseWriter, r *http.Request, d *wire.Deps, openid string) error {
+	id, err := apigw.PathInt64(r, "id")
+	if err != nil {
+		return err
+	}
+	res, err := d.Svc.PayAgain(r.Context(), openid, id)
+	return reservationResponse(w, r, d, res, err, http.StatusOK)
+}
+
+func (s *Server) joinWaitlist(w http.ResponseWriter, r *http.Request, d *wire.Deps, openid string) error {
+	slotID, err := apigw.PathInt64(r, "id")
+	if err != nil {
+		return err
+	}
+	wl, err := d.Svc.JoinWaitlist(r.Context(), openid, slotID)
+	if err != nil {
+		return err
+	}
+	apigw.WriteJSON(w, http.StatusCreated, map[string]any{"waitlist": toWaitlistJSON(wl, d.Cfg.ShopTZ, false)})
+	return nil
+}
+
+func (s *Server) leaveWaitlist(w http.ResponseWriter, r *http.Request, d *wire.Deps, openid string) error {
+	slotID, err := apigw.PathInt64(r, "id")
+	if err != nil {
+		return err
+	}
+	if err := d.Svc.LeaveWaitlist(r.Context(), openid, slotID); err != nil {
+		return err
+	}
+	apigw.WriteNoContent(w)
+	return nil
+}
+
+func (s *Server) myWaitlist(w http.ResponseWriter, r *http.Request, d *wire.Deps, openid string) error {
+	ws, err := d.Svc.CustomerWaitlist(r.Context(), openid)
+	if err != nil {
+		return err
+	}
+	out := make([]waitlistJSON, 0, len(ws))
+	for i := range ws {
+		out = append(out, toWaitlistJSON(&ws[i], d.Cfg.ShopTZ, true))
+	}
+	apigw.WriteJSON(w, http.StatusOK, map[string]any{"waitlist": out})
+	return nil
+}
+
+func (s *Server) myBookings(w http.ResponseWriter, r *http.Request, d *wire.Deps, openid string) error {
+	bs, err := d.Svc.CustomerBookings(r.Context(), openid, maxMine)
+	if err != nil {
+		return err
+	}
+	apigw.WriteJSON(w, http.StatusOK, map[string]any{"bookings": toBookingsJSON(bs, d.Cfg, false)})
+	return nil
 }
 
 // validIdemKey reports whether an Idempotency-Key header can be stored exactly as
@@ -199,136 +210,146 @@ func validIdemKey(key string) bool {
 	return !strings.ContainsFunc(key, unicode.IsControl)
 }
 
-func reservationResponse(ctx context.Context, d *wire.Deps, res *service.Reservation, err error, status int) (*apigw.Response, error) {
+func reservationResponse(w http.ResponseWriter, r *http.Request, d *wire.Deps, res *service.Reservation, err error, status int) error {
 	if res != nil && res.Booking != nil {
-		apigw.SetBookingID(ctx, res.Booking.ID)
+		apigw.SetBookingID(r.Context(), res.Booking.ID)
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return apigw.JSON(status, reservationJSON{Booking: toBookingJSON(res.Booking, d.Cfg, false), Payment: res.Payment}), nil
-}
-
-func customerAndID(d *wire.Deps, r *apigw.Request) (string, int64, error) {
-	openid, err := customerOf(d, r)
-	if err != nil {
-		return "", 0, err
-	}
-	id, err := r.PathInt64("id")
-	return openid, id, err
+	apigw.WriteJSON(w, status, reservationJSON{Booking: toBookingJSON(res.Booking, d.Cfg, false), Payment: res.Payment})
+	return nil
 }
 
 // CancelRouter serves the customer's cancel.
 func CancelRouter(e *wire.Env) *apigw.Router {
-	e = e.For(cancelFunction)
-	rt := apigw.NewRouter("cancel", e.Logger())
-	rt.Handle(http.MethodPost, "/bookings/{id}/cancel", withDeps(e, func(ctx context.Context, d *wire.Deps, r *apigw.Request) (*apigw.Response, error) {
-		openid, id, err := customerAndID(d, r)
-		if err != nil {
-			return nil, err
-		}
-		apigw.SetBookingID(ctx, id)
-		// The body is optional; when present it is checked strictly like any other.
-		var body struct {
-			ForfeitDeposit bool `json:"forfeitDeposit"`
-		}
-		if len(bytes.TrimSpace(r.Body)) > 0 {
-			if err := apigw.DecodeJSON(r, &body); err != nil {
-				return nil, err
-			}
-		}
-		b, err := d.Svc.CancelByCustomer(ctx, openid, id, body.ForfeitDeposit)
-		return bookingResponse(d, b, err, false)
-	}))
+	s, rt := newServer(e, cancelFunction)
+	rt.Handle("POST /bookings/{id}/cancel", s.customer(s.cancel))
 	return rt
 }
 
-func bookingResponse(d *wire.Deps, b *booking.Booking, err error, withOpenID bool) (*apigw.Response, error) {
+func (s *Server) cancel(w http.ResponseWriter, r *http.Request, d *wire.Deps, openid string) error {
+	id, err := apigw.PathInt64(r, "id")
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return apigw.JSON(http.StatusOK, map[string]any{"booking": toBookingJSON(b, d.Cfg, withOpenID)}), nil
+	apigw.SetBookingID(r.Context(), id)
+	// The body is optional; when present it is checked strictly like any other.
+	var body struct {
+		ForfeitDeposit bool `json:"forfeitDeposit"`
+	}
+	raw, err := apigw.ReadBody(r)
+	if err != nil {
+		return err
+	}
+	if len(bytes.TrimSpace(raw)) > 0 {
+		if err := apigw.DecodeJSON(r, &body); err != nil {
+			return err
+		}
+	}
+	b, err := d.Svc.CancelByCustomer(r.Context(), openid, id, body.ForfeitDeposit)
+	return bookingResponse(w, d, b, err, false)
+}
+
+func bookingResponse(w http.ResponseWriter, d *wire.Deps, b *booking.Booking, err error, withOpenID bool) error {
+	if err != nil {
+		return err
+	}
+	apigw.WriteJSON(w, http.StatusOK, map[string]any{"booking": toBookingJSON(b, d.Cfg, withOpenID)})
+	return nil
 }
 
 // AdminRouter serves the salon: schedule, slot changes, the day's bookings,
 // cancel and check-in, and the console (HTML) under /admin/.
 func AdminRouter(e *wire.Env) *apigw.Router {
-	e = e.For(adminFunction)
-	rt := apigw.NewRouter("admin", e.Logger())
-	console.Register(rt, e)
-	admin := func(h func(ctx context.Context, d *wire.Deps, r *apigw.Request) (*apigw.Response, error)) apigw.HandlerFunc {
-		return withDeps(e, func(ctx context.Context, d *wire.Deps, r *apigw.Request) (*apigw.Response, error) {
-			if err := checkAdmin(ctx, d, r); err != nil {
-				return nil, err
-			}
-			return h(ctx, d, r)
-		})
-	}
-	rt.Handle(http.MethodPost, "/admin/slots", admin(func(ctx context.Context, d *wire.Deps, r *apigw.Request) (*apigw.Response, error) {
-		var sched booking.Schedule
-		if err := apigw.DecodeJSON(r, &sched); err != nil {
-			return nil, err
-		}
-		created, skipped, err := d.Svc.CreateSchedule(ctx, sched)
-		if err != nil {
-			return nil, err
-		}
-		return apigw.JSON(http.StatusCreated, map[string]int{"created": created, "skipped": skipped}), nil
-	}))
-	rt.Handle(http.MethodPatch, "/admin/slots/{id}", admin(func(ctx context.Context, d *wire.Deps, r *apigw.Request) (*apigw.Response, error) {
-		id, err := r.PathInt64("id")
-		if err != nil {
-			return nil, err
-		}
-		var u booking.SlotUpdate
-		if err := apigw.DecodeJSON(r, &u); err != nil {
-			return nil, err
-		}
-		s, err := d.Svc.UpdateSlot(ctx, id, u)
-		if err != nil {
-			return nil, err
-		}
-		return apigw.JSON(http.StatusOK, toSlotJSON(&s.Slot, s.Bookable, d.Cfg.ShopTZ, true)), nil
-	}))
-	rt.Handle(http.MethodGet, "/admin/bookings", admin(func(ctx context.Context, d *wire.Deps, r *apigw.Request) (*apigw.Response, error) {
-		date, from, to, err := dayQuery(r, d.Cfg.ShopTZ)
-		if err != nil {
-			return nil, err
-		}
-		bs, err := d.Svc.DayBookings(ctx, from, to)
-		if err != nil {
-			return nil, err
-		}
-		return apigw.JSON(http.StatusOK, map[string]any{"date": date, "bookings": toBookingsJSON(bs, d.Cfg, true)}), nil
-	}))
-	rt.Handle(http.MethodPost, "/admin/bookings/{id}/cancel", admin(func(ctx context.Context, d *wire.Deps, r *apigw.Request) (*apigw.Response, error) {
-		id, err := r.PathInt64("id")
-		if err != nil {
-			return nil, err
-		}
-		apigw.SetBookingID(ctx, id)
-		b, err := d.Svc.CancelBySalon(ctx, id)
-		return bookingResponse(d, b, err, true)
-	}))
-	rt.Handle(http.MethodPost, "/admin/bookings/{id}/checkin", admin(func(ctx context.Context, d *wire.Deps, r *apigw.Request) (*apigw.Response, error) {
-		id, err := r.PathInt64("id")
-		if err != nil {
-			return nil, err
-		}
-		apigw.SetBookingID(ctx, id)
-		b, err := d.Svc.CheckIn(ctx, id)
-		return bookingResponse(d, b, err, true)
-	}))
-	rt.Handle(http.MethodPost, "/admin/bookings/{id}/noshow", admin(func(ctx context.Context, d *wire.Deps, r *apigw.Request) (*apigw.Response, error) {
-		id, err := r.PathInt64("id")
-		if err != nil {
-			return nil, err
-		}
-		apigw.SetBookingID(ctx, id)
-		b, err := d.Svc.MarkNoShow(ctx, id)
-		return bookingResponse(d, b, err, true)
-	}))
+	s, rt := newServer(e, adminFunction)
+	s.consoleRoutes(rt)
+	rt.Handle("POST /admin/slots", s.admin(s.createSchedule))
+	rt.Handle("PATCH /admin/slots/{id}", s.admin(s.updateSlot))
+	rt.Handle("GET /admin/bookings", s.admin(s.dayBookings))
+	rt.Handle("POST /admin/bookings/{id}/cancel", s.admin(s.cancelBySalon))
+	rt.Handle("POST /admin/bookings/{id}/checkin", s.admin(s.checkIn))
+	rt.Handle("POST /admin/bookings/{id}/noshow", s.admin(s.markNoShow))
 	return rt
+}
+
+func (s *Server) createSchedule(w http.ResponseWriter, r *http.Request, d *wire.Deps) error {
+	var sched booking.Schedule
+	if err := apigw.DecodeJSON(r, &sched); err != nil {
+		return err
+	}
+	created, skipped, err := d.Svc.CreateSchedule(r.Context(), sched)
+	if err != nil {
+		return err
+	}
+	apigw.WriteJSON(w, http.StatusCreated, map[string]int{"created": created, "skipped": skipped})
+	return nil
+}
+
+func (s *Server) updateSlot(w http.ResponseWriter, r *http.Request, d *wire.Deps) error {
+	id, err := apigw.PathInt64(r, "id")
+	if err != nil {
+		return err
+	}
+	var u booking.SlotUpdate
+	if err := apigw.DecodeJSON(r, &u); err != nil {
+		return err
+	}
+	sl, err := d.Svc.UpdateSlot(r.Context(), id, u)
+	if err != nil {
+		return err
+	}
+	apigw.WriteJSON(w, http.StatusOK, toSlotJSON(&sl.Slot, sl.Bookable, d.Cfg.ShopTZ, true))
+	return nil
+}
+
+func (s *Server) dayBookings(w http.ResponseWriter, r *http.Request, d *wire.Deps) error {
+	date, from, to, err := dayQuery(r, d.Cfg.ShopTZ)
+	if err != nil {
+		return err
+	}
+	bs, err := d.Svc.DayBookings(r.Context(), from, to)
+	if err != nil {
+		return err
+	}
+	apigw.WriteJSON(w, http.StatusOK, map[string]any{"date": date, "bookings": toBookingsJSON(bs, d.Cfg, true)})
+	return nil
+}
+
+func (s *Server) cancelBySalon(w http.ResponseWriter, r *http.Request, d *wire.Deps) error {
+	id, err := pathBookingID(r)
+	if err != nil {
+		return err
+	}
+	b, err := d.Svc.CancelBySalon(r.Context(), id)
+	return bookingResponse(w, d, b, err, true)
+}
+
+func (s *Server) checkIn(w http.ResponseWriter, r *http.Request, d *wire.Deps) error {
+	id, err := pathBookingID(r)
+	if err != nil {
+		return err
+	}
+	b, err := d.Svc.CheckIn(r.Context(), id)
+	return bookingResponse(w, d, b, err, true)
+}
+
+func (s *Server) markNoShow(w http.ResponseWriter, r *http.Request, d *wire.Deps) error {
+	id, err := pathBookingID(r)
+	if err != nil {
+		return err
+	}
+	b, err := d.Svc.MarkNoShow(r.Context(), id)
+	return bookingResponse(w, d, b, err, true)
+}
+
+// pathBookingID reads the booking id of the path and names it on the log line.
+func pathBookingID(r *http.Request) (int64, error) {
+	id, err := apigw.PathInt64(r, "id")
+	if err == nil {
+		apigw.SetBookingID(r.Context(), id)
+	}
+	return id, err
 }
 
 // Release is the timer function: one release run, answered with its summary. An

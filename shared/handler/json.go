@@ -102,8 +102,6 @@ func toSlotsJSON(vs []booking.SlotView, loc *time.Location) []slotJSON {
 	return out
 }
 
-func bookingIDOf(outTradeNo string) (int64, bool) { return booking.ParseOutTradeNo(outTradeNo) }
-
 type waitlistJSON struct {
 	SlotID    int64  `json:"slotId"`
 	StartAt   string `json:"startAt,omitempty"` // the customer's list only

@@ -2,7 +2,6 @@ package handler
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"net/http"
 
@@ -19,92 +18,118 @@ type failBody struct {
 	Message string `json:"message"`
 }
 
-func fail(status int, message string) *apigw.Response {
-	return apigw.JSON(status, failBody{Code: "FAIL", Message: message})
+func fail(w http.ResponseWriter, status int, message string) {
+	apigw.WriteJSON(w, status, failBody{Code: "FAIL", Message: message})
 }
 
 // notifyRequest rebuilds the HTTP request WeChat sent, byte for byte: the
 // signature covers the exact body, and the SDK reads canonical header names.
 // The path is only informational, so one net/http refuses must not lose (or
 // crash on) the notification.
-func notifyRequest(ctx context.Context, r *apigw.Request) *http.Request {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.Path, bytes.NewReader(r.Body))
+func notifyRequest(r *http.Request) (*http.Request, error) {
+	body, err := apigw.ReadBody(r)
 	if err != nil {
-		req, _ = http.NewRequestWithContext(ctx, http.MethodPost, "/", bytes.NewReader(r.Body))
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(r.Context(), http.MethodPost, r.URL.Path, bytes.NewReader(body))
+	if err != nil {
+		req, _ = http.NewRequestWithContext(r.Context(), http.MethodPost, "/", bytes.NewReader(body))
 	}
 	req.Header = r.Header.Clone()
 	if req.Header == nil {
 		req.Header = http.Header{}
 	}
-	return req
+	return req, nil
 }
 
 // PayNotifyRouter serves WeChat Pay's payment and refund notifications. Nothing is
 // read from a notification before its signature and its encryption are verified;
 // a forged one answers FAIL and changes nothing.
 func PayNotifyRouter(e *wire.Env) *apigw.Router {
-	e = e.For(payNotifyFunction)
-	rt := apigw.NewRouter("paynotify", e.Logger())
-	rt.Handle(http.MethodPost, "/pay/notify", withDeps(e, func(ctx context.Context, d *wire.Deps, r *apigw.Request) (*apigw.Response, error) {
-		if d.Pay == nil {
-			apigw.Logger(ctx).Error("payment notification: WeChat Pay is not configured (WECHATPAY_MCHID)")
-			return fail(http.StatusInternalServerError, "not configured"), nil
-		}
-		p, err := d.Pay.ParsePaymentNotification(ctx, notifyRequest(ctx, r))
-		if err != nil {
-			return rejectNotification(ctx, err), nil
-		}
-		if id, ok := bookingIDOf(p.OutTradeNo); ok {
-			apigw.SetBookingID(ctx, id)
-		}
-		outcome, err := d.Svc.HandlePayment(ctx, p)
-		if err != nil {
-			return notHandled(ctx, d.Svc, "payment", err), nil
-		}
-		apigw.Logger(ctx).Info("payment notification", "outcome", string(outcome), "event_id", p.EventID)
-		return apigw.NoContent(), nil
-	}))
-	rt.Handle(http.MethodPost, "/pay/refund-notify", withDeps(e, func(ctx context.Context, d *wire.Deps, r *apigw.Request) (*apigw.Response, error) {
-		if d.Pay == nil {
-			apigw.Logger(ctx).Error("refund notification: WeChat Pay is not configured (WECHATPAY_MCHID)")
-			return fail(http.StatusInternalServerError, "not configured"), nil
-		}
-		n, err := d.Pay.ParseRefundNotification(ctx, notifyRequest(ctx, r))
-		if err != nil {
-			return rejectNotification(ctx, err), nil
-		}
-		if id, ok := bookingIDOf(n.OutTradeNo); ok {
-			apigw.SetBookingID(ctx, id)
-		}
-		if err := d.Svc.HandleRefund(ctx, n); err != nil {
-			return notHandled(ctx, d.Svc, "refund", err), nil
-		}
-		return apigw.NoContent(), nil
-	}))
+	s, rt := newServer(e, payNotifyFunction)
+	rt.Handle("POST /pay/notify", s.public(s.paymentNotification))
+	rt.Handle("POST /pay/refund-notify", s.public(s.refundNotification))
 	return rt
+}
+
+func (s *Server) paymentNotification(w http.ResponseWriter, r *http.Request, d *wire.Deps) error {
+	ctx := r.Context()
+	if d.Pay == nil {
+		apigw.Logger(ctx).Error("payment notification: WeChat Pay is not configured (WECHATPAY_MCHID)")
+		fail(w, http.StatusInternalServerError, "not configured")
+		return nil
+	}
+	req, err := notifyRequest(r)
+	if err != nil {
+		return err
+	}
+	p, err := d.Pay.ParsePaymentNotification(ctx, req)
+	if err != nil {
+		rejectNotification(w, r, err)
+		return nil
+	}
+	if id, ok := booking.ParseOutTradeNo(p.OutTradeNo); ok {
+		apigw.SetBookingID(ctx, id)
+	}
+	outcome, err := d.Svc.HandlePayment(ctx, p)
+	if err != nil {
+		notHandled(w, r, d.Svc, "payment", err)
+		return nil
+	}
+	apigw.Logger(ctx).Info("payment notification", "outcome", string(outcome), "event_id", p.EventID)
+	apigw.WriteNoContent(w)
+	return nil
+}
+
+func (s *Server) refundNotification(w http.ResponseWriter, r *http.Request, d *wire.Deps) error {
+	ctx := r.Context()
+	if d.Pay == nil {
+		apigw.Logger(ctx).Error("refund notification: WeChat Pay is not configured (WECHATPAY_MCHID)")
+		fail(w, http.StatusInternalServerError, "not configured")
+		return nil
+	}
+	req, err := notifyRequest(r)
+	if err != nil {
+		return err
+	}
+	n, err := d.Pay.ParseRefundNotification(ctx, req)
+	if err != nil {
+		rejectNotification(w, r, err)
+		return nil
+	}
+	if id, ok := booking.ParseOutTradeNo(n.OutTradeNo); ok {
+		apigw.SetBookingID(ctx, id)
+	}
+	if err := d.Svc.HandleRefund(ctx, n); err != nil {
+		notHandled(w, r, d.Svc, "refund", err)
+		return nil
+	}
+	apigw.WriteNoContent(w)
+	return nil
 }
 
 // notHandled answers a verified notification the service could not apply.
 // WeChat delivers it again on any failure; a database that is down or out of
 // connections says so with 503 and Retry-After, like every other route.
-func notHandled(ctx context.Context, svc *service.Service, kind string, err error) *apigw.Response {
+func notHandled(w http.ResponseWriter, r *http.Request, svc *service.Service, kind string, err error) {
 	err = svc.Classify(err)
-	apigw.Logger(ctx).Error(kind+" notification not handled; WeChat will retry",
+	apigw.Logger(r.Context()).Error(kind+" notification not handled; WeChat will retry",
 		"code", booking.ErrorCode(err), "err", err.Error())
 	if booking.IsCode(err, booking.EUNAVAILABLE) {
-		resp := fail(http.StatusServiceUnavailable, "retry later")
-		resp.Headers["Retry-After"] = apigw.RetryAfterSeconds
-		return resp
+		w.Header().Set("Retry-After", apigw.RetryAfterSeconds)
+		fail(w, http.StatusServiceUnavailable, "retry later")
+		return
 	}
-	return fail(http.StatusInternalServerError, "retry later")
+	fail(w, http.StatusInternalServerError, "retry later")
 }
 
-func rejectNotification(ctx context.Context, err error) *apigw.Response {
+func rejectNotification(w http.ResponseWriter, r *http.Request, err error) {
 	// The SDK's own error text dumps the whole request; the wechatpay package keeps
 	// only a short cause, which is all that is logged here.
-	apigw.Logger(ctx).Warn("notification rejected", "err", err.Error())
+	apigw.Logger(r.Context()).Warn("notification rejected", "err", err.Error())
 	if errors.Is(err, wechatpay.ErrInvalidNotification) {
-		return fail(http.StatusUnauthorized, "invalid signature or ciphertext")
+		fail(w, http.StatusUnauthorized, "invalid signature or ciphertext")
+		return
 	}
-	return fail(http.StatusBadRequest, "bad notification")
+	fail(w, http.StatusBadRequest, "bad notification")
 }

@@ -16,6 +16,7 @@ import (
 	"embed"
 	"encoding/hex"
 	"html/template"
+	"io"
 	"io/fs"
 	"mime"
 	"net/http"
@@ -35,10 +36,16 @@ var templateFiles embed.FS
 //go:embed static
 var staticFiles embed.FS
 
-// Console serves the pages. Now is the clock of sessions and of "today"; nil
-// means time.Now.
+const (
+	// CookieName is the console's session cookie.
+	CookieName = "salon_console"
+	// CSRFHeader carries the CSRF token of a change the JSON admin API receives
+	// with the session cookie instead of the bearer token.
+	CSRFHeader = "X-CSRF-Token"
+)
+
+// Console serves the pages. Now is the clock of "today"; nil means time.Now.
 type Console struct {
-	Env *wire.Env
 	Now func() time.Time
 }
 
@@ -49,41 +56,70 @@ func (c *Console) now() time.Time {
 	return time.Now()
 }
 
-// Register adds the console's routes to the admin function's router.
-func Register(rt *apigw.Router, e *wire.Env) {
-	c := &Console{Env: e}
-	rt.Handle(http.MethodGet, "/admin", func(ctx context.Context, r *apigw.Request) (*apigw.Response, error) {
-		return redirect("admin/"), nil
-	})
-	rt.Handle(http.MethodGet, "/admin/static/{file}", c.static)
-	rt.Handle(http.MethodGet, "/admin/login", c.public(c.loginPage))
-	rt.Handle(http.MethodPost, "/admin/login", c.public(c.login))
-	rt.Handle(http.MethodPost, "/admin/logout", c.change(c.logout))
-	rt.Handle(http.MethodGet, "/admin/", c.view(c.today))
-	rt.Handle(http.MethodGet, "/admin/week", c.view(c.week))
-	rt.Handle(http.MethodPost, "/admin/week", c.change(c.weekChange))
-	rt.Handle(http.MethodGet, "/admin/booking", c.view(c.bookingPage))
-	rt.Handle(http.MethodPost, "/admin/booking", c.change(c.bookingChange))
-	rt.Handle(http.MethodGet, "/admin/audit", c.view(c.audit))
-	rt.Handle(http.MethodGet, "/admin/health", c.view(c.health))
+// Access is what a console route asks of the admin function's authentication
+// (package handler) before the page runs.
+type Access int
+
+const (
+	// Asset needs nothing: the redirect to the console and its script and stylesheet.
+	Asset Access = iota
+	// SignedIn needs a console session; without one the browser is sent to sign in.
+	SignedIn
+	// Change needs a session and the session's CSRF token in the posted form.
+	Change
+)
+
+// Route is one of the console's routes. Sign-in and sign-out are not among
+// them: they are authentication, served by package handler.
+type Route struct {
+	Pattern string // an http.ServeMux pattern
+	Access  Access
+	Asset   http.HandlerFunc                        // Access Asset
+	Page    func(w http.ResponseWriter, q *Request) // otherwise
 }
 
-// req is one console request: the dependencies, the request, the session (nil on
-// the public pages) and, for a change, its form.
-type req struct {
+// Routes lists the console's routes for the admin function's router.
+func (c *Console) Routes() []Route {
+	return []Route{
+		{Pattern: "GET /admin", Access: Asset, Asset: func(w http.ResponseWriter, r *http.Request) { Redirect(w, "admin/") }},
+		{Pattern: "GET /admin/static/{file}", Access: Asset, Asset: c.static},
+		{Pattern: "GET /admin/{$}", Access: SignedIn, Page: c.page(c.today)},
+		{Pattern: "GET /admin/week", Access: SignedIn, Page: c.page(c.week)},
+		{Pattern: "POST /admin/week", Access: Change, Page: c.page(c.weekChange)},
+		{Pattern: "GET /admin/booking", Access: SignedIn, Page: c.page(c.bookingPage)},
+		{Pattern: "POST /admin/booking", Access: Change, Page: c.page(c.bookingChange)},
+		{Pattern: "GET /admin/audit", Access: SignedIn, Page: c.page(c.audit)},
+		{Pattern: "GET /admin/health", Access: SignedIn, Page: c.page(c.health)},
+	}
+}
+
+// Request is one console request as the admin function's authentication hands
+// it over: the dependencies, the session's CSRF token ("" on the sign-in page)
+// and, for a change, its form (whose CSRF token was checked).
+type Request struct {
 	ctx  context.Context
 	d    *wire.Deps
-	r    *apigw.Request
-	sess *Session
-	keys *keys
+	r    *http.Request
+	csrf string
 	form url.Values
 	// now is the database's time, read once per page for the rules that
 	// decide which buttons a booking shows.
 	now time.Time
 }
 
+// NewRequest is the console request of r, authenticated as csrf and form say.
+func NewRequest(r *http.Request, d *wire.Deps, csrf string, form url.Values) *Request {
+	return &Request{ctx: r.Context(), d: d, r: r, csrf: csrf, form: form}
+}
+
+// HTTP is the request itself.
+func (q *Request) HTTP() *http.Request { return q.r }
+
+// Deps are the function's dependencies.
+func (q *Request) Deps() *wire.Deps { return q.d }
+
 // dbNow returns the database's time, reading it on first use.
-func (q *req) dbNow() (time.Time, error) {
+func (q *Request) dbNow() (time.Time, error) {
 	if q.now.IsZero() {
 		now, err := q.d.Svc.Now(q.ctx)
 		if err != nil {
@@ -94,107 +130,26 @@ func (q *req) dbNow() (time.Time, error) {
 	return q.now, nil
 }
 
-func (q *req) loc() *time.Location { return q.d.Cfg.ShopTZ }
+func (q *Request) loc() *time.Location { return q.d.Cfg.ShopTZ }
 
-type pageHandler func(q *req) (*apigw.Response, error)
+type pageHandler func(w http.ResponseWriter, q *Request) error
 
-// setup builds the request's dependencies and keys. The console needs
-// ADMIN_TOKEN (without it the admin function is switched off) and SESSION_SECRET
-// (its sessions are signed with it).
-func (c *Console) setup(ctx context.Context, r *apigw.Request) (*req, *apigw.Response) {
-	d, err := c.Env.Deps()
-	if err != nil {
-		return nil, c.fail(ctx, nil, err)
-	}
-	if d.Cfg.AdminToken == "" {
-		return nil, c.fail(ctx, d, booking.Errorf(booking.EFORBIDDEN, "ADMIN_TOKEN is not set: console disabled"))
-	}
-	k, err := keysOf(d, c.Now)
-	if err != nil {
-		return nil, c.fail(ctx, d, err)
-	}
-	return &req{ctx: ctx, d: d, r: r, keys: k}, nil
-}
-
-// public serves the sign-in page and its form.
-func (c *Console) public(h pageHandler) apigw.HandlerFunc {
-	return func(ctx context.Context, r *apigw.Request) (*apigw.Response, error) {
-		q, resp := c.setup(ctx, r)
-		if resp != nil {
-			return resp, nil
+// page runs h and turns an error into the error page.
+func (c *Console) page(h pageHandler) func(w http.ResponseWriter, q *Request) {
+	return func(w http.ResponseWriter, q *Request) {
+		if err := h(w, q); err != nil {
+			Fail(w, q.r, q.d, err)
 		}
-		return c.answer(q, h)
 	}
 }
 
-// view serves a page that needs a session; without one it sends the browser to
-// sign in.
-func (c *Console) view(h pageHandler) apigw.HandlerFunc {
-	return func(ctx context.Context, r *apigw.Request) (*apigw.Response, error) {
-		q, resp := c.setup(ctx, r)
-		if resp != nil {
-			return resp, nil
-		}
-		if q.sess = c.session(q); q.sess == nil {
-			return redirect("login"), nil
-		}
-		return c.answer(q, h)
-	}
-}
-
-// change serves a form post: it needs a session and the session's CSRF token.
-// Neither failure says more than that the change was refused.
-func (c *Console) change(h pageHandler) apigw.HandlerFunc {
-	return func(ctx context.Context, r *apigw.Request) (*apigw.Response, error) {
-		q, resp := c.setup(ctx, r)
-		if resp != nil {
-			return resp, nil
-		}
-		if q.sess = c.session(q); q.sess == nil {
-			return c.fail(ctx, q.d, booking.Errorf(booking.EUNAUTHORIZED, "console change without a session")), nil
-		}
-		form, err := parseForm(r)
-		if err != nil {
-			return c.fail(ctx, q.d, err), nil
-		}
-		q.form = form
-		if err := q.sess.checkCSRF(form.Get(csrfField)); err != nil {
-			return c.fail(ctx, q.d, err), nil
-		}
-		return c.answer(q, h)
-	}
-}
-
-// session returns the request's valid session, or nil. Why a cookie was
-// refused goes to the log only.
-func (c *Console) session(q *req) *Session {
-	token := cookieToken(q.r)
-	if token == "" {
-		return nil
-	}
-	s, err := q.keys.verify(q.ctx, q.d, token)
-	if err != nil {
-		apigw.Logger(q.ctx).Info("console session refused", "err", err.Error())
-		return nil
-	}
-	return s
-}
-
-// answer runs h and turns an error into the error page.
-func (c *Console) answer(q *req, h pageHandler) (*apigw.Response, error) {
-	resp, err := h(q)
-	if err != nil {
-		return c.fail(q.ctx, q.d, err), nil
-	}
-	return resp, nil
-}
-
-// fail answers an error as a page: the status of its code, the salon's words for
-// it; the detail goes to the log only.
-func (c *Console) fail(ctx context.Context, d *wire.Deps, err error) *apigw.Response {
+// Fail answers an error as a page: the status of its code, the salon's words for
+// it; the detail goes to the log only. d is nil when the dependencies could not
+// be built.
+func Fail(w http.ResponseWriter, r *http.Request, d *wire.Deps, err error) {
 	code := booking.ErrorCode(err)
 	status := apigw.HTTPStatus(code)
-	log := apigw.Logger(ctx)
+	log := apigw.Logger(r.Context())
 	if status >= 500 {
 		log.Error("console", "code", code, "err", err.Error())
 	} else {
@@ -216,7 +171,7 @@ func (c *Console) fail(ctx context.Context, d *wire.Deps, err error) *apigw.Resp
 	default:
 		msg = errorWord(code)
 	}
-	return render(status, "error", &page{Title: "出错了", Shop: shop, Body: msg})
+	render(w, status, "error", &page{Title: "出错了", Shop: shop, Body: msg})
 }
 
 // page is what every template gets.
@@ -234,12 +189,8 @@ type flash struct {
 	Text string
 }
 
-func (q *req) page(title, nav string, body any) *page {
-	p := &page{Title: title, Nav: nav, Shop: q.d.Cfg.ShopName, Body: body}
-	if q.sess != nil {
-		p.CSRF = q.sess.CSRF()
-	}
-	return p
+func (q *Request) page(title, nav string, body any) *page {
+	return &page{Title: title, Nav: nav, Shop: q.d.Cfg.ShopName, CSRF: q.csrf, Body: body}
 }
 
 var pages = map[string]*template.Template{}
@@ -275,56 +226,72 @@ func init() {
 // render executes a page's template. html/template escapes every value for its
 // context (text, attribute, URL), so nothing a customer or WeChat sent can become
 // markup.
-func render(status int, name string, p *page) *apigw.Response {
+func render(w http.ResponseWriter, status int, name string, p *page) {
 	var buf bytes.Buffer
 	t, ok := pages[name]
 	if !ok {
-		return plain(http.StatusInternalServerError, "console: no page "+name)
+		plain(w, http.StatusInternalServerError, "console: no page "+name)
+		return
 	}
 	if err := t.Execute(&buf, p); err != nil {
-		return plain(http.StatusInternalServerError, "console: the page could not be drawn")
+		plain(w, http.StatusInternalServerError, "console: the page could not be drawn")
+		return
 	}
-	h := securityHeaders("text/html; charset=utf-8")
-	h["Cache-Control"] = "no-store" // the pages carry customers' bookings
-	return &apigw.Response{StatusCode: status, Headers: h, Body: buf.String()}
+	securityHeaders(w, "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store") // the pages carry customers' bookings
+	w.WriteHeader(status)
+	w.Write(buf.Bytes())
+}
+
+// RenderLogin draws the sign-in page; refused says the last sign-in failed.
+func RenderLogin(w http.ResponseWriter, q *Request, status int, refused bool) {
+	p := q.page("登录", "", nil)
+	if refused {
+		p.Flash = &flash{Text: "登录失败，请检查后重试。"}
+	}
+	render(w, status, "login", p)
 }
 
 // securityHeaders: scripts and styles only from the console itself (no inline
 // script, so an injected one could not run even if escaping failed), no framing,
 // forms only to the console, no referrer leaving with an order number in it.
-func securityHeaders(contentType string) map[string]string {
-	return map[string]string{
-		"Content-Type": contentType,
-		"Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; " +
-			"form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-		"X-Content-Type-Options": "nosniff",
-		"X-Frame-Options":        "DENY",
-		"Referrer-Policy":        "no-referrer",
-	}
+func securityHeaders(w http.ResponseWriter, contentType string) {
+	h := w.Header()
+	h.Set("Content-Type", contentType)
+	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "+
+		"form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Referrer-Policy", "no-referrer")
 }
 
-func plain(status int, text string) *apigw.Response {
-	h := securityHeaders("text/plain; charset=utf-8")
-	h["Cache-Control"] = "no-store"
-	return &apigw.Response{StatusCode: status, Headers: h, Body: text}
+func plain(w http.ResponseWriter, status int, text string) {
+	securityHeaders(w, "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	io.WriteString(w, text)
 }
 
-// redirect answers 303 See Other to a location relative to the current page.
-func redirect(location string) *apigw.Response {
-	h := securityHeaders("text/plain; charset=utf-8")
-	h["Location"] = location
-	h["Cache-Control"] = "no-store"
-	return &apigw.Response{StatusCode: http.StatusSeeOther, Headers: h}
+// Redirect answers 303 See Other to a location relative to the current page.
+func Redirect(w http.ResponseWriter, location string) {
+	securityHeaders(w, "text/plain; charset=utf-8")
+	w.Header().Set("Location", location)
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusSeeOther)
 }
 
-// parseForm reads an application/x-www-form-urlencoded body (the gateway may
+// ParseForm reads an application/x-www-form-urlencoded body (the gateway may
 // have delivered it base64-encoded; apigw decoded it already).
-func parseForm(r *apigw.Request) (url.Values, error) {
+func ParseForm(r *http.Request) (url.Values, error) {
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mt != "application/x-www-form-urlencoded" {
 		return nil, booking.Errorf(booking.EBADREQUEST, "console: form content type %q", r.Header.Get("Content-Type"))
 	}
-	v, err := url.ParseQuery(string(r.Body))
+	body, err := apigw.ReadBody(r)
+	if err != nil {
+		return nil, err
+	}
+	v, err := url.ParseQuery(string(body))
 	if err != nil {
 		return nil, booking.Errorf(booking.EBADREQUEST, "console: unparseable form")
 	}
@@ -350,17 +317,19 @@ func staticURL(name string) string { return "static/" + name + "?v=" + staticVer
 
 // static serves the embedded stylesheet and script. They hold nothing secret,
 // so the sign-in page can use them before anyone signed in.
-func (c *Console) static(ctx context.Context, r *apigw.Request) (*apigw.Response, error) {
-	name := r.PathParams["file"]
+func (c *Console) static(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("file")
 	b, err := staticFiles.ReadFile("static/" + name)
 	if err != nil || strings.Contains(name, "/") {
-		return plain(http.StatusNotFound, "not found"), nil
+		plain(w, http.StatusNotFound, "not found")
+		return
 	}
 	ct := mime.TypeByExtension(path.Ext(name))
 	if ct == "" {
 		ct = "application/octet-stream"
 	}
-	h := securityHeaders(ct)
-	h["Cache-Control"] = "public, max-age=86400"
-	return &apigw.Response{StatusCode: http.StatusOK, Headers: h, Body: string(b)}, nil
+	securityHeaders(w, ct)
+	w.Header().Set("Cache-Control", "public, max-age=86400")
+	w.WriteHeader(http.StatusOK)
+	w.Write(b)
 }

@@ -17,49 +17,6 @@ import (
 // auditLimit bounds one page of the audit trail.
 const auditLimit = 500
 
-// ---- sign-in and sign-out
-
-func (c *Console) loginPage(q *req) (*apigw.Response, error) {
-	if c.session(q) != nil {
-		return redirect("./"), nil
-	}
-	return render(http.StatusOK, "login", q.page("登录", "", nil)), nil
-}
-
-// login signs in with ADMIN_TOKEN. A wrong token gets the same page and words
-// whatever was wrong with it; the comparison takes the same time.
-func (c *Console) login(q *req) (*apigw.Response, error) {
-	form, err := parseForm(q.r)
-	if err != nil {
-		return nil, err
-	}
-	if !TokenMatches(form.Get("token"), q.d.Cfg.AdminToken) {
-		apigw.Logger(q.ctx).Warn("console sign-in refused")
-		p := q.page("登录", "", nil)
-		p.Flash = &flash{Text: "登录失败，请检查后重试。"}
-		return render(http.StatusUnauthorized, "login", p), nil
-	}
-	s, token, err := q.keys.issue()
-	if err != nil {
-		return nil, err
-	}
-	apigw.Logger(q.ctx).Info("console sign-in", "session", s.ID[:6])
-	resp := redirect("./")
-	resp.Headers["Set-Cookie"] = sessionCookie(token, overHTTPS(q.r), s.ExpiresAt)
-	return resp, nil
-}
-
-// logout ends the session: the browser drops the cookie, and the session is
-// recorded as ended so that a copy of the cookie is refused too.
-func (c *Console) logout(q *req) (*apigw.Response, error) {
-	if err := q.d.Svc.EndConsoleSession(q.ctx, q.sess.ID, q.sess.ExpiresAt); err != nil {
-		return nil, err
-	}
-	resp := redirect("login")
-	resp.Headers["Set-Cookie"] = sessionCookie("", overHTTPS(q.r), time.Time{})
-	return resp, nil
-}
-
 // ---- today
 
 type bookingRow struct {
@@ -90,22 +47,22 @@ type todayBody struct {
 	Booked, Arrived           int
 }
 
-func (c *Console) today(q *req) (*apigw.Response, error) {
+func (c *Console) today(w http.ResponseWriter, q *Request) error {
 	day, err := c.dayParam(q, "date")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	from, to := day, day.AddDate(0, 0, 1)
 	slots, err := q.d.Svc.Schedule(q.ctx, from, to)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	bs, err := q.d.Svc.DayBookings(q.ctx, from, to)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if _, err := q.dbNow(); err != nil {
-		return nil, err
+		return err
 	}
 	body := &todayBody{Date: day.Format(time.DateOnly), Weekday: weekdays[day.Weekday()],
 		Prev: from.AddDate(0, 0, -1).Format(time.DateOnly), Next: to.Format(time.DateOnly),
@@ -126,11 +83,12 @@ func (c *Console) today(q *req) (*apigw.Response, error) {
 			State: slotStateWord(&v), Bookings: bySlot[v.ID]})
 	}
 	p := q.page("今日 "+body.Date, "today", body)
-	p.Flash = bookingFlash(q.r.Query)
-	return render(http.StatusOK, "today", p), nil
+	p.Flash = bookingFlash(q.r.URL.Query())
+	render(w, http.StatusOK, "today", p)
+	return nil
 }
 
-func (q *req) row(b *booking.Booking) bookingRow {
+func (q *Request) row(b *booking.Booking) bookingRow {
 	r := bookingRow{B: b, Status: statusWord(b.Status), Refund: refundWord(b.Refund), Who: shortOpenID(b.OpenID)}
 	switch {
 	case b.PaidAt != nil:
@@ -163,14 +121,14 @@ func span(from, to time.Time, loc *time.Location) string {
 }
 
 // shopDay is today's date in the shop's zone, at midnight.
-func (c *Console) shopDay(q *req) time.Time {
+func (c *Console) shopDay(q *Request) time.Time {
 	y, m, d := c.now().In(q.loc()).Date()
 	return time.Date(y, m, d, 0, 0, 0, 0, q.loc())
 }
 
 // dayParam reads an optional YYYY-MM-DD query parameter; absent means today.
-func (c *Console) dayParam(q *req, name string) (time.Time, error) {
-	v := q.r.Query.Get(name)
+func (c *Console) dayParam(q *Request, name string) (time.Time, error) {
+	v := q.r.URL.Query().Get(name)
 	if v == "" {
 		return c.shopDay(q), nil
 	}
@@ -219,29 +177,32 @@ type auditRow struct {
 	Actor  string
 }
 
-func (c *Console) bookingPage(q *req) (*apigw.Response, error) {
-	text := strings.TrimSpace(q.r.Query.Get("q"))
+func (c *Console) bookingPage(w http.ResponseWriter, q *Request) error {
+	text := strings.TrimSpace(q.r.URL.Query().Get("q"))
 	body := &bookingBody{Query: text}
 	p := q.page("查预约", "booking", body)
-	p.Flash = bookingFlash(q.r.Query)
+	p.Flash = bookingFlash(q.r.URL.Query())
 	if text == "" {
-		return render(http.StatusOK, "booking", p), nil
+		render(w, http.StatusOK, "booking", p)
+		return nil
 	}
 	id, ok := bookingIDOf(text)
 	if !ok {
 		p.Flash = &flash{Text: "请输入预约号（数字）或订单号（BK 开头的 14 位）。"}
-		return render(http.StatusBadRequest, "booking", p), nil
+		render(w, http.StatusBadRequest, "booking", p)
+		return nil
 	}
 	b, trail, err := q.d.Svc.BookingWithHistory(q.ctx, id)
 	if booking.IsCode(err, booking.ENOTFOUND) {
 		p.Flash = &flash{Text: fmt.Sprintf("没有找到预约 %s。", text)}
-		return render(http.StatusNotFound, "booking", p), nil
+		render(w, http.StatusNotFound, "booking", p)
+		return nil
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if _, err := q.dbNow(); err != nil {
-		return nil, err
+		return err
 	}
 	row := q.row(b)
 	body.Row = &row
@@ -255,7 +216,8 @@ func (c *Console) bookingPage(q *req) (*apigw.Response, error) {
 		body.History = append(body.History, q.auditRow(r))
 	}
 	p.Title = fmt.Sprintf("预约 #%d", b.ID)
-	return render(http.StatusOK, "booking", p), nil
+	render(w, http.StatusOK, "booking", p)
+	return nil
 }
 
 // bookingIDOf reads a booking id or an order number (BK and twelve digits).
@@ -270,7 +232,7 @@ func bookingIDOf(s string) (int64, bool) {
 	return id, err == nil && id > 0
 }
 
-func (q *req) auditRow(r booking.AuditRecord) auditRow {
+func (q *Request) auditRow(r booking.AuditRecord) auditRow {
 	row := auditRow{R: r, At: clock(r.CreatedAt, q.loc()), Event: eventWord(r.Event), Actor: actorWord(r.Actor)}
 	if r.FromStatus >= 0 || r.ToStatus >= 0 {
 		if r.FromStatus == r.ToStatus {
@@ -286,14 +248,14 @@ func (q *req) auditRow(r booking.AuditRecord) auditRow {
 
 // bookingChange runs one booking action (check in, cancel, ...) and sends the
 // browser back where it came from with the outcome.
-func (c *Console) bookingChange(q *req) (*apigw.Response, error) {
+func (c *Console) bookingChange(w http.ResponseWriter, q *Request) error {
 	id, err := strconv.ParseInt(q.form.Get("id"), 10, 64)
 	if err != nil || id <= 0 {
-		return nil, booking.Errorf(booking.EBADREQUEST, "console: booking id %q", q.form.Get("id"))
+		return booking.Errorf(booking.EBADREQUEST, "console: booking id %q", q.form.Get("id"))
 	}
 	a, ok := actionNamed(q.form.Get("do"))
 	if !ok {
-		return nil, booking.Errorf(booking.EBADREQUEST, "console: unknown booking action")
+		return booking.Errorf(booking.EBADREQUEST, "console: unknown booking action")
 	}
 	apigw.SetBookingID(q.ctx, id)
 	outcome := url.Values{"id": {strconv.FormatInt(id, 10)}}
@@ -316,10 +278,12 @@ func (c *Console) bookingChange(q *req) (*apigw.Response, error) {
 				outcome.Set("date", day)
 			}
 		}
-		return redirect("./?" + outcome.Encode()), nil
+		Redirect(w, "./?"+outcome.Encode())
+		return nil
 	}
 	outcome.Set("q", strconv.FormatInt(id, 10))
-	return redirect("booking?" + outcome.Encode()), nil
+	Redirect(w, "booking?"+outcome.Encode())
+	return nil
 }
 
 // ---- the week
@@ -349,15 +313,15 @@ type scheduleForm struct {
 	From, To, Open, Close, SlotMinutes, Capacity, PriceYuan string
 }
 
-func (c *Console) week(q *req) (*apigw.Response, error) {
+func (c *Console) week(w http.ResponseWriter, q *Request) error {
 	from, err := c.dayParam(q, "from")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	to := from.AddDate(0, 0, 7)
 	slots, err := q.d.Svc.ScheduleWithWaitlists(q.ctx, from, to)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	body := &weekBody{From: from.Format(time.DateOnly), To: to.AddDate(0, 0, -1).Format(time.DateOnly),
 		Prev: from.AddDate(0, 0, -7).Format(time.DateOnly), Next: to.Format(time.DateOnly),
@@ -384,27 +348,29 @@ func (c *Console) week(q *req) (*apigw.Response, error) {
 	}
 	body.Empty = len(slots) == 0
 	p := q.page("排班 "+body.From, "week", body)
-	p.Flash = weekFlash(q.r.Query, slots, q.loc())
-	return render(http.StatusOK, "week", p), nil
+	p.Flash = weekFlash(q.r.URL.Query(), slots, q.loc())
+	render(w, http.StatusOK, "week", p)
+	return nil
 }
 
 // weekChange creates slots from the schedule form, closes a slot, or changes
 // its capacity, through the same service calls as POST and PATCH /admin/slots.
-func (c *Console) weekChange(q *req) (*apigw.Response, error) {
+func (c *Console) weekChange(w http.ResponseWriter, q *Request) error {
 	back := url.Values{}
 	if from := q.form.Get("from_page"); from != "" {
 		if _, _, err := booking.DayBounds(from, q.loc()); err == nil {
 			back.Set("from", from)
 		}
 	}
-	fail := func(act string, err error) (*apigw.Response, error) {
+	fail := func(act string, err error) error {
 		if booking.ErrorCode(err) == booking.EINTERNAL {
-			return nil, err
+			return err
 		}
 		apigw.Logger(q.ctx).Info("console schedule change refused", "action", act, "err", err.Error())
 		back.Set("fail", booking.ErrorCode(err))
 		back.Set("act", act)
-		return redirect("week?" + back.Encode()), nil
+		Redirect(w, "week?"+back.Encode())
+		return nil
 	}
 	switch q.form.Get("do") {
 	case "schedule":
@@ -422,12 +388,13 @@ func (c *Console) weekChange(q *req) (*apigw.Response, error) {
 		if !back.Has("from") {
 			back.Set("from", sched.From)
 		}
-		return redirect("week?" + back.Encode()), nil
+		Redirect(w, "week?"+back.Encode())
+		return nil
 	case "close", "reopen", "capacity":
 		act := q.form.Get("do")
 		id, err := strconv.ParseInt(q.form.Get("slot"), 10, 64)
 		if err != nil || id <= 0 {
-			return nil, booking.Errorf(booking.EBADREQUEST, "console: slot id %q", q.form.Get("slot"))
+			return booking.Errorf(booking.EBADREQUEST, "console: slot id %q", q.form.Get("slot"))
 		}
 		back.Set("slot", strconv.FormatInt(id, 10))
 		var u booking.SlotUpdate
@@ -447,9 +414,10 @@ func (c *Console) weekChange(q *req) (*apigw.Response, error) {
 			return fail(act, err)
 		}
 		back.Set("ok", act)
-		return redirect("week?" + back.Encode()), nil
+		Redirect(w, "week?"+back.Encode())
+		return nil
 	}
-	return nil, booking.Errorf(booking.EBADREQUEST, "console: unknown schedule action")
+	return booking.Errorf(booking.EBADREQUEST, "console: unknown schedule action")
 }
 
 // scheduleOf reads the schedule form into the schedule of POST /admin/slots;
@@ -545,18 +513,18 @@ type eventChoice struct {
 	Name, Word string
 }
 
-func (c *Console) audit(q *req) (*apigw.Response, error) {
+func (c *Console) audit(w http.ResponseWriter, q *Request) error {
 	day, err := c.dayParam(q, "date")
 	if err != nil {
-		return nil, err
+		return err
 	}
-	event := q.r.Query.Get("event")
+	event := q.r.URL.Query().Get("event")
 	if len(event) > 32 {
-		return nil, booking.Errorf(booking.EBADREQUEST, "console: event filter too long")
+		return booking.Errorf(booking.EBADREQUEST, "console: event filter too long")
 	}
 	recs, events, err := q.d.Svc.AuditTrail(q.ctx, day, day.AddDate(0, 0, 1), event, auditLimit)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	body := &auditBody{Date: day.Format(time.DateOnly), Prev: day.AddDate(0, 0, -1).Format(time.DateOnly),
 		Next: day.AddDate(0, 0, 1).Format(time.DateOnly), Event: event, Limit: auditLimit, Full: len(recs) == auditLimit}
@@ -566,7 +534,8 @@ func (c *Console) audit(q *req) (*apigw.Response, error) {
 	for _, r := range recs {
 		body.Rows = append(body.Rows, q.auditRow(r))
 	}
-	return render(http.StatusOK, "audit", q.page("审计 "+body.Date, "audit", body)), nil
+	render(w, http.StatusOK, "audit", q.page("审计 "+body.Date, "audit", body))
+	return nil
 }
 
 // ---- health
@@ -581,13 +550,13 @@ type healthBody struct {
 	Drift         []booking.SlotDrift
 }
 
-func (c *Console) health(q *req) (*apigw.Response, error) {
+func (c *Console) health(w http.ResponseWriter, q *Request) error {
 	h, err := q.d.Svc.Health(q.ctx)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if _, err := q.dbNow(); err != nil {
-		return nil, err
+		return err
 	}
 	body := &healthBody{Items: healthItems(h, q.loc()), Drift: h.Drift}
 	if r := h.LastRun; r != nil {
@@ -601,7 +570,8 @@ func (c *Console) health(q *req) (*apigw.Response, error) {
 	for _, b := range h.FailedRefunds {
 		body.FailedRefunds = append(body.FailedRefunds, q.row(b))
 	}
-	return render(http.StatusOK, "health", q.page("健康", "health", body)), nil
+	render(w, http.StatusOK, "health", q.page("健康", "health", body))
+	return nil
 }
 
 // summaryCounts lists the counts of a release run's summary: the known ones in
