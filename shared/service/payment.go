@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"salon/shared/booking"
 )
@@ -252,19 +253,31 @@ func (s *Service) bookingOfOrder(ctx context.Context, outTradeNo string) (*booki
 	return b, err
 }
 
-// notificationWords name WeChat Pay's notifications in the audit trail.
-var notificationWords = map[string]string{"payment notification": "付款通知", "refund notification": "退款通知"}
-
 // rejectNotification audits a verified notification that does not match its
 // booking (b may be nil): it changes nothing, and a retry would not match either.
 // It is logged as an error (with logAttrs) for whoever watches the logs.
 func (s *Service) rejectNotification(ctx context.Context, b *booking.Booking, kind, eventID, why string, logAttrs ...any) error {
-	rec := booking.AuditRecord{Event: booking.EventRejected, FromStatus: -1, ToStatus: -1, Actor: booking.ActorWeChat,
-		Reason: notificationWords[kind] + " " + eventID + " 与预约不符：" + why}
+	var id int64
+	if b != nil {
+		id = b.ID
+	}
+	s.logger(ctx).Error(kind+" rejected", append([]any{"booking_id", id, "reason", why}, logAttrs...)...)
+	return s.rejectPayment(ctx, b, booking.ActorWeChat, notificationWords[kind], eventID, why)
+}
+
+// notificationWords name WeChat Pay's notifications in the audit trail.
+var notificationWords = map[string]string{"payment notification": "付款通知", "refund notification": "退款通知"}
+
+// rejectPayment records, for the salon, a verified answer of WeChat Pay (a
+// notification, or a signed query) that does not match its booking (b may be
+// nil): the audit record `notification_rejected`. It changes nothing else: the
+// seat is kept, and no money is moved on an answer that is not this booking's.
+func (s *Service) rejectPayment(ctx context.Context, b *booking.Booking, actor, source, eventID, why string) error {
+	rec := booking.AuditRecord{Event: booking.EventRejected, FromStatus: -1, ToStatus: -1, Actor: actor,
+		Reason: strings.TrimSpace(source+" "+eventID) + " 与预约不符：" + why}
 	if b != nil {
 		rec.BookingID, rec.SlotID = b.ID, b.SlotID
 	}
-	s.logger(ctx).Error(kind+" rejected", append([]any{"booking_id", rec.BookingID, "reason", why}, logAttrs...)...)
 	return s.store.RecordAudit(ctx, rec)
 }
 

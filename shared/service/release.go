@@ -215,8 +215,8 @@ func (s *Service) settleDueRefunds(ctx context.Context, stopAt time.Time, batch 
 	return nil
 }
 
-// releaseOne follows the close-then-query sequence for one expired hold
-// (shared/wechatpay/README.md, "Releasing a hold: close, then query"): the seat
+// releaseOne follows the close-then-query sequence (closeThenQuery) for one
+// expired hold: the seat
 // is freed only when WeChat's signed answer proves the order can no longer be
 // paid; a paid order is confirmed instead; anything unknown keeps the seat for
 // the next run. WeChat calls end at stopAt so that a
@@ -240,32 +240,23 @@ func (s *Service) releaseOne(ctx context.Context, stopAt time.Time, b *booking.B
 	}
 	wctx, cancel := context.WithDeadline(ctx, stopAt)
 	defer cancel()
-	// The close's own answer proves nothing (204 also for an order it did not
-	// close; ORDERPAID and errors are unsigned), so only the query decides.
-	if err := s.Pay.CloseOrder(wctx, b.OutTradeNo); err != nil {
-		s.logger(ctx).Info("close order", "booking_id", b.ID, "err", err.Error())
-	}
-	st, err := s.Pay.QueryOrder(wctx, b.OutTradeNo)
-	if errors.Is(err, booking.ErrOrderNotExist) {
+	fate, err := s.closeThenQuery(wctx, b)
+	switch {
+	case err != nil:
+		return outcomeKept, err
+	case fate.neverExisted:
 		// Prepay never succeeded, so nothing can ever be paid for this booking.
 		return release("已过期：没有微信订单")
-	}
-	if err != nil {
-		return outcomeKept, err
-	}
-	switch {
-	case st.TradeState == booking.TradeClosed:
+	case fate.unpayable:
 		return release("已过期：微信订单已关闭")
-	case st.TradeState.Paid():
-		if why := s.mismatch(b, st); why != "" {
-			if err := s.store.RecordAudit(ctx, booking.AuditRecord{BookingID: b.ID, SlotID: b.SlotID, Event: booking.EventRejected,
-				FromStatus: -1, ToStatus: -1, Actor: booking.ActorTimer, Reason: "已付款的订单与预约不符：" + why}); err != nil {
-				return outcomeKept, err
-			}
-			s.logger(ctx).Error("paid order does not match its booking; seat kept", "booking_id", b.ID, "reason", why)
-			return outcomeKept, errors.New("paid order does not match: " + why)
+	case fate.mismatch != "":
+		if err := s.rejectPayment(ctx, b, booking.ActorTimer, "微信查单", "", fate.mismatch); err != nil {
+			return outcomeKept, err
 		}
-		out, err := s.settle(ctx, b, paymentOf(st))
+		s.logger(ctx).Error("paid order does not match its booking; seat kept", "booking_id", b.ID, "reason", fate.mismatch)
+		return outcomeKept, errors.New("paid order does not match: " + fate.mismatch)
+	case fate.paid != nil:
+		out, err := s.settle(ctx, b, *fate.paid)
 		switch {
 		case err != nil:
 			return outcomeKept, err
@@ -275,11 +266,10 @@ func (s *Service) releaseOne(ctx context.Context, stopAt time.Time, b *booking.B
 			return outcomeRefunded, nil
 		}
 		return outcomeLost, nil // the notification confirmed it first
-	default:
-		// NOTPAY after a close (not yet effective), USERPAYING (paying right now),
-		// PAYERROR or REVOKED (closed again by the next run's first step).
-		return outcomeKept, errors.New("WeChat order is " + string(st.TradeState))
 	}
+	// NOTPAY after a close (not yet effective), USERPAYING (paying right now),
+	// PAYERROR or REVOKED (closed again by the next run's first step).
+	return outcomeKept, errors.New("WeChat order is " + string(fate.state))
 }
 
 // Reconcile compares every future slot's counter with its bookings and reports

@@ -224,7 +224,7 @@ func (s *Service) cancel(ctx context.Context, b *booking.Booking, r cancelReques
 	switch b.Status {
 	case booking.StatusPending:
 		if b.AmountFen > 0 {
-			paid, err := s.closeOrder(ctx, b)
+			paid, err := s.closeOrder(ctx, b, actor)
 			if err != nil {
 				return nil, err
 			}
@@ -267,38 +267,74 @@ func (s *Service) cancel(ctx context.Context, b *booking.Booking, r cancelReques
 	}
 }
 
-// closeOrder closes a pending booking's WeChat order and proves it with a signed
-// query. It answers the verified payment when the order turns out paid, nil when
-// it is closed (or never existed), and an error when the outcome is unknown.
-func (s *Service) closeOrder(ctx context.Context, b *booking.Booking) (*booking.Payment, error) {
+// orderFate is what closing a pending booking's WeChat order and querying it
+// proved: the close-then-query every release of a hold and every cancel of a
+// pending booking makes before it frees the seat.
+type orderFate struct {
+	// unpayable: WeChat's signed answer proves nobody can pay it any more:
+	// closed, or it never existed (neverExisted: prepay never succeeded).
+	unpayable, neverExisted bool
+	// paid is the verified payment when the order turns out paid for this
+	// booking; mismatch says why a paid order is not this booking's.
+	paid     *booking.Payment
+	mismatch string
+	// state is the order's state when it is none of those: NOTPAY after a
+	// close that is not effective yet, USERPAYING (paying right now), PAYERROR
+	// or REVOKED.
+	state booking.TradeState
+}
+
+// closeThenQuery closes a pending booking's WeChat order and proves the outcome
+// with a signed query (shared/wechatpay/README.md, "Releasing a hold: close,
+// then query"). The close's own answer proves nothing (204 also for unknown or
+// already closed orders; errors are unsigned), so its error is only logged and
+// the query decides. An error means WeChat's answer is unknown: nothing may be
+// freed.
+func (s *Service) closeThenQuery(ctx context.Context, b *booking.Booking) (orderFate, error) {
 	if s.Pay == nil {
-		return nil, booking.Errorf(booking.EUPSTREAM, "WeChat Pay is not configured")
+		return orderFate{}, booking.Errorf(booking.EUPSTREAM, "WeChat Pay is not configured")
 	}
-	// The close's own answer proves nothing (204 also for unknown or already
-	// closed orders; errors are unsigned), so its error is only logged.
 	if err := s.Pay.CloseOrder(ctx, b.OutTradeNo); err != nil {
-		s.logger(ctx).Warn("close order", "booking_id", b.ID, "err", err.Error())
+		s.logger(ctx).Info("close order", "booking_id", b.ID, "err", err.Error())
 	}
 	st, err := s.Pay.QueryOrder(ctx, b.OutTradeNo)
 	switch {
 	case errors.Is(err, booking.ErrOrderNotExist):
-		return nil, nil
+		return orderFate{unpayable: true, neverExisted: true}, nil
 	case err != nil:
-		return nil, booking.Errorf(booking.EUPSTREAM, "query order of booking %d: %v", b.ID, err)
-	}
-	switch {
+		return orderFate{}, booking.Errorf(booking.EUPSTREAM, "query order of booking %d: %v", b.ID, err)
 	case st.TradeState == booking.TradeClosed:
-		return nil, nil
+		return orderFate{unpayable: true}, nil
 	case st.TradeState.Paid():
 		if why := s.mismatch(b, st); why != "" {
-			return nil, booking.Errorf(booking.EINTERNAL, "booking %d: paid order does not match: %s", b.ID, why)
+			return orderFate{mismatch: why, state: st.TradeState}, nil
 		}
 		p := paymentOf(st)
-		return &p, nil
-	default:
-		// NOTPAY after a close, USERPAYING: the customer may be paying right now.
-		return nil, booking.Errorf(booking.EINVALIDSTATE, "booking %d: payment in progress (%s)", b.ID, st.TradeState)
+		return orderFate{paid: &p}, nil
 	}
+	return orderFate{state: st.TradeState}, nil
+}
+
+// closeOrder is the cancel's close-then-query: the verified payment when the
+// order turns out paid, nil when nobody can pay it any more, and an error when
+// the outcome is unknown or the customer may be paying right now.
+func (s *Service) closeOrder(ctx context.Context, b *booking.Booking, actor string) (*booking.Payment, error) {
+	fate, err := s.closeThenQuery(ctx, b)
+	switch {
+	case err != nil:
+		return nil, err
+	case fate.unpayable:
+		return nil, nil
+	case fate.paid != nil:
+		return fate.paid, nil
+	case fate.mismatch != "":
+		if err := s.rejectPayment(ctx, b, actor, "微信查单", "", fate.mismatch); err != nil {
+			return nil, err
+		}
+		s.logger(ctx).Error("paid order does not match its booking; cancel refused", "booking_id", b.ID, "reason", fate.mismatch)
+		return nil, booking.Errorf(booking.EINTERNAL, "booking %d: paid order does not match: %s", b.ID, fate.mismatch)
+	}
+	return nil, booking.Errorf(booking.EINVALIDSTATE, "booking %d: payment in progress (%s)", b.ID, fate.state)
 }
 
 // paymentOf is the payment a verified order state (a notification's or a signed
