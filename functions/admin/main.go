@@ -6,9 +6,9 @@ package main
 import (
 	"salon/shared/apigw"
 	"salon/shared/handler"
-	"salon/shared/wire"
+	"salon/shared/instance"
 )
 
 func main() {
-	apigw.Start(handler.AdminRouter(&wire.Env{}).Invoke)
+	apigw.Start(handler.AdminRouter(&instance.Env{}).Invoke)
 }

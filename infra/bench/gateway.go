@@ -22,9 +22,9 @@ import (
 	"salon/infra/localgw"
 	"salon/infra/scfhost"
 	"salon/shared/handler"
+	"salon/shared/instance"
 	"salon/shared/mysql"
 	"salon/shared/session"
-	"salon/shared/wire"
 )
 
 const benchSecret = "bench-session-secret-0123456789abcdef"
@@ -464,7 +464,7 @@ func gatewayOverhead(ctx context.Context, p *platform, dsn, date string, blocks,
 		return Overhead{}, err
 	}
 	env := functionEnv(dsn)
-	e := &wire.Env{Getenv: func(k string) string { return env[k] }, Log: slog.New(slog.NewJSONHandler(io.Discard, nil)), AuditOut: io.Discard}
+	e := &instance.Env{Getenv: func(k string) string { return env[k] }, Log: slog.New(slog.NewJSONHandler(io.Discard, nil)), AuditOut: io.Discard}
 	rt := handler.SlotsRouter(e)
 	defer func() {
 		e.Close()

@@ -23,7 +23,7 @@ import (
 	"salon/infra/localgw"
 	"salon/shared/apigw"
 	"salon/shared/handler"
-	"salon/shared/wire"
+	"salon/shared/instance"
 )
 
 // codeNameRE is the shape of an error code: upper-case words joined by _.
@@ -262,7 +262,7 @@ func sortedKeys[V any](m map[string]V) []string {
 // routers are the functions' routers, built as the functions build them
 // (nothing is connected until a request comes).
 func routers() map[string]*apigw.Router {
-	env := &wire.Env{}
+	env := &instance.Env{}
 	return map[string]*apigw.Router{
 		"slots":     handler.SlotsRouter(env),
 		"login":     handler.LoginRouter(env),

@@ -18,7 +18,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"salon/shared/tcapi"
+	"salon/shared/cloudapi"
 	"strings"
 	"time"
 
@@ -81,7 +81,7 @@ func NewCloud(cred Credentials, region, endpoint string) *Cloud {
 		if host == "" {
 			host = service + ".tencentcloudapi.com"
 		}
-		cp := tcapi.Profile(host)
+		cp := cloudapi.Profile(host)
 		return common.NewCommonClient(common.NewTokenCredential(cred.SecretID, cred.SecretKey, cred.Token), region, cp)
 	}
 	return &Cloud{scf: mk(ServiceSCF), apigw: mk(ServiceAPIGateway), Timeout: 30 * time.Second}

@@ -21,11 +21,11 @@ import (
 	"salon/infra/testkit"
 	"salon/shared/cls/clstest"
 	"salon/shared/handler"
+	"salon/shared/instance"
 	"salon/shared/mysql"
 	"salon/shared/service"
 	"salon/shared/session"
 	"salon/shared/wechatpay/wxpaysim"
-	"salon/shared/wire"
 	"salon/shared/wxlogin/wxloginsim"
 )
 
@@ -144,8 +144,8 @@ func withTemplates(env map[string]string) {
 // invocation with the function's timeout as its deadline, as SCF gives it.
 func (s *system) instances(kit *testkit.System) localgw.Invoker {
 	log := slog.New(slog.NewJSONHandler(s.logs, nil))
-	newEnv := func() *wire.Env {
-		e := &wire.Env{Getenv: func(k string) string { return kit.Env[k] }, Log: log, AuditOut: io.Discard}
+	newEnv := func() *instance.Env {
+		e := &instance.Env{Getenv: func(k string) string { return kit.Env[k] }, Log: log, AuditOut: io.Discard}
 		s.t.Cleanup(func() {
 			e.Close()
 		})

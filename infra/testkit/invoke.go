@@ -17,7 +17,7 @@ type Handler func(ctx context.Context, event json.RawMessage) (apigw.Response, e
 
 // InProcess runs the functions' routers in this process the way scfhost runs
 // their binaries: the gateway event in, the integrated response out. A function
-// may have several warm instances (each its own wire.Env, so its own pool and
+// may have several warm instances (each its own instance.Env, so its own pool and
 // clients), used in turn.
 type InProcess struct {
 	Functions map[string][]Handler

@@ -17,7 +17,7 @@ import (
 	tchttp "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common/http"
 
 	"salon/shared/booking"
-	"salon/shared/tcapi"
+	"salon/shared/cloudapi"
 )
 
 // The cloud API action this package calls.
@@ -53,7 +53,7 @@ func New(cfg Config, getenv func(string) string) *Shipper {
 	}
 	// A failed upload returns at once (no SDK retries) and the caller keeps the
 	// records for the next run.
-	cp := tcapi.Profile(cfg.Endpoint)
+	cp := cloudapi.Profile(cfg.Endpoint)
 
 	cred := NewEnvCredential(getenv)
 	return &Shipper{

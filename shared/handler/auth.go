@@ -12,36 +12,36 @@ import (
 
 	"salon/shared/apigw"
 	"salon/shared/booking"
-	"salon/shared/wire"
+	"salon/shared/instance"
 )
 
 // Server is what one function's handlers need, built once when the function's
 // main builds its router (SlotsRouter and the others) and passed to every
 // handler as its receiver. The dependencies themselves (store, WeChat Pay,
-// sessions) are built on first use by the function's wire.Env and a failure is
+// sessions) are built on first use by the function's instance.Env and a failure is
 // not kept, so a fixed setting or a database that came back is picked up by the
 // next request; the middleware below hands them to each handler as an argument,
-// and no handler asks wire for anything.
+// and no handler asks package instance for anything.
 type Server struct {
-	env *wire.Env // bound to the function: its settings, its dependencies
+	env *instance.Env // bound to the function: its settings, its dependencies
 	log *slog.Logger
 }
 
 // newServer binds e to fn and returns the function's Server and its empty router.
-func newServer(e *wire.Env, fn wire.Function) (*Server, *apigw.Router) {
+func newServer(e *instance.Env, fn instance.Function) (*Server, *apigw.Router) {
 	e = e.For(fn)
 	s := &Server{env: e, log: e.Logger()}
 	return s, apigw.NewRouter(fn.Name, s.log)
 }
 
 // deps returns the function's dependencies, building them on first use.
-func (s *Server) deps() (*wire.Deps, error) { return s.env.Deps() }
+func (s *Server) deps() (*instance.Deps, error) { return s.env.Deps() }
 
 // depsHandler is a handler that needs the function's dependencies.
-type depsHandler func(w http.ResponseWriter, r *http.Request, d *wire.Deps) error
+type depsHandler func(w http.ResponseWriter, r *http.Request, d *instance.Deps) error
 
 // customerHandler is a handler of a signed-in customer's request.
-type customerHandler func(w http.ResponseWriter, r *http.Request, d *wire.Deps, openid string) error
+type customerHandler func(w http.ResponseWriter, r *http.Request, d *instance.Deps, openid string) error
 
 // public serves a route anyone may call. A configuration that cannot be built
 // answers INTERNAL (the log names the setting). Every error the handler returns
@@ -60,7 +60,7 @@ func (s *Server) public(h depsHandler) http.Handler {
 // customer serves a customer's route: the openid is the session token's, always,
 // never a field of the body.
 func (s *Server) customer(h customerHandler) http.Handler {
-	return s.public(func(w http.ResponseWriter, r *http.Request, d *wire.Deps) error {
+	return s.public(func(w http.ResponseWriter, r *http.Request, d *instance.Deps) error {
 		openid, err := customerOf(d, r)
 		if err != nil {
 			return err
@@ -73,7 +73,7 @@ func (s *Server) customer(h customerHandler) http.Handler {
 // console session cookie (a change made with the cookie must carry the
 // session's CSRF token in X-CSRF-Token).
 func (s *Server) admin(h depsHandler) http.Handler {
-	return s.public(func(w http.ResponseWriter, r *http.Request, d *wire.Deps) error {
+	return s.public(func(w http.ResponseWriter, r *http.Request, d *instance.Deps) error {
 		if err := checkAdmin(r, d); err != nil {
 			return err
 		}
@@ -82,7 +82,7 @@ func (s *Server) admin(h depsHandler) http.Handler {
 }
 
 // customerOf returns the openid of the request's session token.
-func customerOf(d *wire.Deps, r *http.Request) (string, error) {
+func customerOf(d *instance.Deps, r *http.Request) (string, error) {
 	if err := d.Cfg.Require("SESSION_SECRET"); err != nil {
 		return "", err
 	}
@@ -97,7 +97,7 @@ func customerOf(d *wire.Deps, r *http.Request) (string, error) {
 // off (FORBIDDEN). A request with a bearer token is judged by the token alone.
 // The token comparison takes the same time whatever the length of a wrong token
 // and however much of it matches.
-func checkAdmin(r *http.Request, d *wire.Deps) error {
+func checkAdmin(r *http.Request, d *instance.Deps) error {
 	if d.Cfg.AdminToken == "" {
 		return booking.Errorf(booking.EFORBIDDEN, "ADMIN_TOKEN is not set: admin API disabled")
 	}

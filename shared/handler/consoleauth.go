@@ -21,8 +21,8 @@ import (
 	"salon/shared/apigw"
 	"salon/shared/booking"
 	"salon/shared/handler/console"
+	"salon/shared/instance"
 	"salon/shared/session"
-	"salon/shared/wire"
 )
 
 const (
@@ -60,7 +60,7 @@ type keys struct {
 	csrf   []byte
 }
 
-func keysOf(d *wire.Deps, now func() time.Time) (*keys, error) {
+func keysOf(d *instance.Deps, now func() time.Time) (*keys, error) {
 	if err := d.Cfg.Require("SESSION_SECRET"); err != nil {
 		return nil, err
 	}
@@ -94,7 +94,7 @@ func (k *keys) issue() (*consoleSession, string, error) {
 
 // verify checks a cookie token: signature, expiry, and that the session was
 // not signed out.
-func (k *keys) verify(ctx context.Context, d *wire.Deps, token string) (*consoleSession, error) {
+func (k *keys) verify(ctx context.Context, d *instance.Deps, token string) (*consoleSession, error) {
 	id, exp, err := k.signer.VerifyExpiry(token)
 	if err != nil {
 		return nil, err
@@ -138,7 +138,7 @@ func cookieToken(r *http.Request) string {
 // token in the X-CSRF-Token header, so that a page of another site can never
 // make the salon's browser change anything (SameSite=Strict already keeps the
 // cookie off such requests; the token does not rely on it).
-func checkAPISession(r *http.Request, d *wire.Deps) error {
+func checkAPISession(r *http.Request, d *instance.Deps) error {
 	k, err := keysOf(d, nil)
 	if err != nil {
 		return err
@@ -223,7 +223,7 @@ func (s *Server) consoleRoutes(rt *apigw.Router) {
 // consoleSetup gets the dependencies and the console's keys. The console needs
 // ADMIN_TOKEN (without it the admin function is switched off) and SESSION_SECRET
 // (its sessions are signed with it). A failure is answered as the error page.
-func (s *Server) consoleSetup(w http.ResponseWriter, r *http.Request) (*wire.Deps, *keys, bool) {
+func (s *Server) consoleSetup(w http.ResponseWriter, r *http.Request) (*instance.Deps, *keys, bool) {
 	d, err := s.deps()
 	if err != nil {
 		console.Fail(w, r, nil, err)
@@ -287,7 +287,7 @@ func (s *Server) consoleSignedIn(change bool, h func(w http.ResponseWriter, q *c
 
 // consoleSessionOf returns the request's valid session, or nil. Why a cookie was
 // refused goes to the log only.
-func consoleSessionOf(r *http.Request, d *wire.Deps, k *keys) *consoleSession {
+func consoleSessionOf(r *http.Request, d *instance.Deps, k *keys) *consoleSession {
 	token := cookieToken(r)
 	if token == "" {
 		return nil

@@ -1,6 +1,6 @@
 package handler
 
-import "salon/shared/wire"
+import "salon/shared/instance"
 
 // The settings each function uses, in the sense that matters when one is bad:
 // a bad setting on its function's list stops that function (INTERNAL; the log
@@ -24,27 +24,27 @@ var (
 )
 
 var (
-	slotsFunction = wire.Function{Name: "slots", Settings: joinSettings(storeSettings, settingList("SHOP_TZ"))}
+	slotsFunction = instance.Function{Name: "slots", Settings: joinSettings(storeSettings, settingList("SHOP_TZ"))}
 	// login requires what it checks before every login (LoginRouter).
-	loginFunction = wire.Function{Name: "login", Settings: settingList("SHOP_TZ", "SESSION_SECRET", "WX_APPID", "WX_APPSECRET", "WX_API_BASE"),
+	loginFunction = instance.Function{Name: "login", Settings: settingList("SHOP_TZ", "SESSION_SECRET", "WX_APPID", "WX_APPSECRET", "WX_API_BASE"),
 		Required: settingList("SESSION_SECRET", "WX_APPID", "WX_APPSECRET")}
 	// The customer routes require SESSION_SECRET to verify a token (customerOf);
 	// the admin function's console requires it to sign its sessions.
-	reserveFunction = wire.Function{Name: "reserve", Settings: joinSettings(storeSettings, weChatPaySettings,
+	reserveFunction = instance.Function{Name: "reserve", Settings: joinSettings(storeSettings, weChatPaySettings,
 		settingList("SHOP_TZ", "SESSION_SECRET", "NO_SHOW_LIMIT", "CANCEL_FREE_HOURS")), Required: settingList("SESSION_SECRET")}
 	// NO_SHOW_LIMIT is also the rule of every waitlist offer, made wherever a
 	// seat comes free: a cancel, the salon's changes, an expiry in the release run.
-	cancelFunction = wire.Function{Name: "cancel", Settings: joinSettings(storeSettings, weChatPaySettings,
+	cancelFunction = instance.Function{Name: "cancel", Settings: joinSettings(storeSettings, weChatPaySettings,
 		settingList("SHOP_TZ", "SESSION_SECRET", "CANCEL_FREE_HOURS", "NO_SHOW_LIMIT")), Required: settingList("SESSION_SECRET")}
-	adminFunction = wire.Function{Name: "admin", Settings: joinSettings(storeSettings, weChatPaySettings,
+	adminFunction = instance.Function{Name: "admin", Settings: joinSettings(storeSettings, weChatPaySettings,
 		settingList("SHOP_TZ", "ADMIN_TOKEN", "CANCEL_FREE_HOURS", "SHOP_NAME", "NO_SHOW_LIMIT", "CHECKIN_OPENS_BEFORE")),
 		Required: settingList("SESSION_SECRET")}
-	payNotifyFunction = wire.Function{Name: "paynotify", Settings: joinSettings(storeSettings, weChatPaySettings)}
-	releaseFunction   = wire.Function{Name: "release", Settings: joinSettings(storeSettings, weChatPaySettings, settingList("NO_SHOW_LIMIT"))}
+	payNotifyFunction = instance.Function{Name: "paynotify", Settings: joinSettings(storeSettings, weChatPaySettings)}
+	releaseFunction   = instance.Function{Name: "release", Settings: joinSettings(storeSettings, weChatPaySettings, settingList("NO_SHOW_LIMIT"))}
 )
 
 // Functions are the product's functions and the settings each uses, by name.
-var Functions = []wire.Function{slotsFunction, loginFunction, reserveFunction, cancelFunction,
+var Functions = []instance.Function{slotsFunction, loginFunction, reserveFunction, cancelFunction,
 	payNotifyFunction, adminFunction, releaseFunction}
 
 func settingList(names ...string) []string { return names }

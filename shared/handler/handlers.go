@@ -13,15 +13,15 @@ import (
 
 	"salon/shared/apigw"
 	"salon/shared/booking"
+	"salon/shared/instance"
 	"salon/shared/service"
-	"salon/shared/wire"
 )
 
 // maxMine is how many of a customer's bookings GET /bookings/mine answers.
 const maxMine = 50
 
 // SlotsRouter serves the public schedule and the health check (function slots).
-func SlotsRouter(e *wire.Env) *apigw.Router {
+func SlotsRouter(e *instance.Env) *apigw.Router {
 	s, rt := newServer(e, slotsFunction)
 	rt.HandleFunc("GET /healthz", s.healthz)
 	rt.Handle("GET /slots", s.public(s.slots))
@@ -47,7 +47,7 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	apigw.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
-func (s *Server) slots(w http.ResponseWriter, r *http.Request, d *wire.Deps) error {
+func (s *Server) slots(w http.ResponseWriter, r *http.Request, d *instance.Deps) error {
 	date, from, to, err := dayQuery(r, d.Cfg.ShopTZ)
 	if err != nil {
 		return err
@@ -81,13 +81,13 @@ func oneQuery(r *http.Request, name string) (string, error) {
 }
 
 // LoginRouter exchanges the mini-program's login code for a session token.
-func LoginRouter(e *wire.Env) *apigw.Router {
+func LoginRouter(e *instance.Env) *apigw.Router {
 	s, rt := newServer(e, loginFunction)
 	rt.Handle("POST /login", s.public(s.login))
 	return rt
 }
 
-func (s *Server) login(w http.ResponseWriter, r *http.Request, d *wire.Deps) error {
+func (s *Server) login(w http.ResponseWriter, r *http.Request, d *instance.Deps) error {
 	if err := d.Cfg.Require(loginFunction.Required...); err != nil {
 		return err
 	}
@@ -115,7 +115,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request, d *wire.Deps) err
 }
 
 // ReserveRouter serves reservations: create, pay again, and the customer's list.
-func ReserveRouter(e *wire.Env) *apigw.Router {
+func ReserveRouter(e *instance.Env) *apigw.Router {
 	s, rt := newServer(e, reserveFunction)
 	rt.Handle("POST /bookings", s.customer(s.reserve))
 	rt.Handle("POST /bookings/{id}/pay", s.customer(s.payAgain))
@@ -126,7 +126,7 @@ func ReserveRouter(e *wire.Env) *apigw.Router {
 	return rt
 }
 
-func (s *Server) reserve(w http.ResponseWriter, r *http.Request, d *wire.Deps, openid string) error {
+func (s *Server) reserve(w http.ResponseWriter, r *http.Request, d *instance.Deps, openid string) error {
 	var body struct {
 		SlotID int64 `json:"slotId"`
 	}
@@ -144,7 +144,7 @@ func (s *Server) reserve(w http.ResponseWriter, r *http.Request, d *wire.Deps, o
 	return reservationResponse(w, r, d, res, err, http.StatusCreated)
 }
 
-func (s *Server) payAgain(w http.ResponseWriter, r *http.Request, d *wire.Deps, openid string) error {
+func (s *Server) payAgain(w http.ResponseWriter, r *http.Request, d *instance.Deps, openid string) error {
 	id, err := apigw.PathInt64(r, "id")
 	if err != nil {
 		return err
@@ -153,7 +153,7 @@ func (s *Server) payAgain(w http.ResponseWriter, r *http.Request, d *wire.Deps, 
 	return reservationResponse(w, r, d, res, err, http.StatusOK)
 }
 
-func (s *Server) joinWaitlist(w http.ResponseWriter, r *http.Request, d *wire.Deps, openid string) error {
+func (s *Server) joinWaitlist(w http.ResponseWriter, r *http.Request, d *instance.Deps, openid string) error {
 	slotID, err := apigw.PathInt64(r, "id")
 	if err != nil {
 		return err
@@ -166,7 +166,7 @@ func (s *Server) joinWaitlist(w http.ResponseWriter, r *http.Request, d *wire.De
 	return nil
 }
 
-func (s *Server) leaveWaitlist(w http.ResponseWriter, r *http.Request, d *wire.Deps, openid string) error {
+func (s *Server) leaveWaitlist(w http.ResponseWriter, r *http.Request, d *instance.Deps, openid string) error {
 	slotID, err := apigw.PathInt64(r, "id")
 	if err != nil {
 		return err
@@ -178,7 +178,7 @@ func (s *Server) leaveWaitlist(w http.ResponseWriter, r *http.Request, d *wire.D
 	return nil
 }
 
-func (s *Server) myWaitlist(w http.ResponseWriter, r *http.Request, d *wire.Deps, openid string) error {
+func (s *Server) myWaitlist(w http.ResponseWriter, r *http.Request, d *instance.Deps, openid string) error {
 	ws, err := d.Svc.CustomerWaitlist(r.Context(), openid)
 	if err != nil {
 		return err
@@ -191,7 +191,7 @@ func (s *Server) myWaitlist(w http.ResponseWriter, r *http.Request, d *wire.Deps
 	return nil
 }
 
-func (s *Server) myBookings(w http.ResponseWriter, r *http.Request, d *wire.Deps, openid string) error {
+func (s *Server) myBookings(w http.ResponseWriter, r *http.Request, d *instance.Deps, openid string) error {
 	bs, err := d.Svc.CustomerBookings(r.Context(), openid, maxMine)
 	if err != nil {
 		return err
@@ -210,7 +210,7 @@ func validIdemKey(key string) bool {
 	return !strings.ContainsFunc(key, unicode.IsControl)
 }
 
-func reservationResponse(w http.ResponseWriter, r *http.Request, d *wire.Deps, res *service.Reservation, err error, status int) error {
+func reservationResponse(w http.ResponseWriter, r *http.Request, d *instance.Deps, res *service.Reservation, err error, status int) error {
 	if res != nil && res.Booking != nil {
 		apigw.SetBookingID(r.Context(), res.Booking.ID)
 	}
@@ -222,13 +222,13 @@ func reservationResponse(w http.ResponseWriter, r *http.Request, d *wire.Deps, r
 }
 
 // CancelRouter serves the customer's cancel.
-func CancelRouter(e *wire.Env) *apigw.Router {
+func CancelRouter(e *instance.Env) *apigw.Router {
 	s, rt := newServer(e, cancelFunction)
 	rt.Handle("POST /bookings/{id}/cancel", s.customer(s.cancel))
 	return rt
 }
 
-func (s *Server) cancel(w http.ResponseWriter, r *http.Request, d *wire.Deps, openid string) error {
+func (s *Server) cancel(w http.ResponseWriter, r *http.Request, d *instance.Deps, openid string) error {
 	id, err := apigw.PathInt64(r, "id")
 	if err != nil {
 		return err
@@ -251,7 +251,7 @@ func (s *Server) cancel(w http.ResponseWriter, r *http.Request, d *wire.Deps, op
 	return bookingResponse(w, d, b, err, false)
 }
 
-func bookingResponse(w http.ResponseWriter, d *wire.Deps, b *booking.Booking, err error, withOpenID bool) error {
+func bookingResponse(w http.ResponseWriter, d *instance.Deps, b *booking.Booking, err error, withOpenID bool) error {
 	if err != nil {
 		return err
 	}
@@ -261,7 +261,7 @@ func bookingResponse(w http.ResponseWriter, d *wire.Deps, b *booking.Booking, er
 
 // AdminRouter serves the salon: schedule, slot changes, the day's bookings,
 // cancel and check-in, and the console (HTML) under /admin/.
-func AdminRouter(e *wire.Env) *apigw.Router {
+func AdminRouter(e *instance.Env) *apigw.Router {
 	s, rt := newServer(e, adminFunction)
 	s.consoleRoutes(rt)
 	rt.Handle("POST /admin/slots", s.admin(s.createSchedule))
@@ -273,7 +273,7 @@ func AdminRouter(e *wire.Env) *apigw.Router {
 	return rt
 }
 
-func (s *Server) createSchedule(w http.ResponseWriter, r *http.Request, d *wire.Deps) error {
+func (s *Server) createSchedule(w http.ResponseWriter, r *http.Request, d *instance.Deps) error {
 	var sched booking.Schedule
 	if err := apigw.DecodeJSON(r, &sched); err != nil {
 		return err
@@ -286,7 +286,7 @@ func (s *Server) createSchedule(w http.ResponseWriter, r *http.Request, d *wire.
 	return nil
 }
 
-func (s *Server) updateSlot(w http.ResponseWriter, r *http.Request, d *wire.Deps) error {
+func (s *Server) updateSlot(w http.ResponseWriter, r *http.Request, d *instance.Deps) error {
 	id, err := apigw.PathInt64(r, "id")
 	if err != nil {
 		return err
@@ -303,7 +303,7 @@ func (s *Server) updateSlot(w http.ResponseWriter, r *http.Request, d *wire.Deps
 	return nil
 }
 
-func (s *Server) dayBookings(w http.ResponseWriter, r *http.Request, d *wire.Deps) error {
+func (s *Server) dayBookings(w http.ResponseWriter, r *http.Request, d *instance.Deps) error {
 	date, from, to, err := dayQuery(r, d.Cfg.ShopTZ)
 	if err != nil {
 		return err
@@ -316,7 +316,7 @@ func (s *Server) dayBookings(w http.ResponseWriter, r *http.Request, d *wire.Dep
 	return nil
 }
 
-func (s *Server) cancelBySalon(w http.ResponseWriter, r *http.Request, d *wire.Deps) error {
+func (s *Server) cancelBySalon(w http.ResponseWriter, r *http.Request, d *instance.Deps) error {
 	id, err := pathBookingID(r)
 	if err != nil {
 		return err
@@ -325,7 +325,7 @@ func (s *Server) cancelBySalon(w http.ResponseWriter, r *http.Request, d *wire.D
 	return bookingResponse(w, d, b, err, true)
 }
 
-func (s *Server) checkIn(w http.ResponseWriter, r *http.Request, d *wire.Deps) error {
+func (s *Server) checkIn(w http.ResponseWriter, r *http.Request, d *instance.Deps) error {
 	id, err := pathBookingID(r)
 	if err != nil {
 		return err
@@ -334,7 +334,7 @@ func (s *Server) checkIn(w http.ResponseWriter, r *http.Request, d *wire.Deps) e
 	return bookingResponse(w, d, b, err, true)
 }
 
-func (s *Server) markNoShow(w http.ResponseWriter, r *http.Request, d *wire.Deps) error {
+func (s *Server) markNoShow(w http.ResponseWriter, r *http.Request, d *instance.Deps) error {
 	id, err := pathBookingID(r)
 	if err != nil {
 		return err
@@ -354,7 +354,7 @@ func pathBookingID(r *http.Request) (int64, error) {
 
 // Release is the timer function: one release run, answered with its summary. An
 // error makes SCF retry the run, which is safe: every step is idempotent.
-func Release(e *wire.Env) func(ctx context.Context, _ json.RawMessage) (service.Summary, error) {
+func Release(e *instance.Env) func(ctx context.Context, _ json.RawMessage) (service.Summary, error) {
 	e = e.For(releaseFunction)
 	return func(ctx context.Context, _ json.RawMessage) (service.Summary, error) {
 		start := time.Now()

@@ -22,9 +22,9 @@ import (
 	"salon/shared/booking"
 	"salon/shared/config"
 	"salon/shared/handler/console"
+	"salon/shared/instance"
 	"salon/shared/mysql/mysqltest"
 	"salon/shared/session"
-	"salon/shared/wire"
 )
 
 // hostileKey breaks out of its string on a gbk connection (see the store's
@@ -403,7 +403,7 @@ func restartMidBurst(t *testing.T, stop func(*mysqltest.Server)) {
 }
 
 // instances runs each function as SCF does under load: a fixed number of warm
-// instances, each its own wire.Env (so its own pool of up to two connections),
+// instances, each its own instance.Env (so its own pool of up to two connections),
 // each serving one request at a time with the function's timeout as deadline.
 type instances struct {
 	timeout time.Duration
@@ -446,7 +446,7 @@ func TestMoreInstancesThanConnections(t *testing.T) {
 	for fn, n := range map[string]int{"reserve": 24, "slots": 4} {
 		inv.free[fn] = make(chan testkit.Handler, n)
 		for range n {
-			e := &wire.Env{Getenv: func(k string) string { return env[k] }, Log: slog.New(slog.NewJSONHandler(logs, nil)), AuditOut: io.Discard}
+			e := &instance.Env{Getenv: func(k string) string { return env[k] }, Log: slog.New(slog.NewJSONHandler(logs, nil)), AuditOut: io.Discard}
 			t.Cleanup(func() { e.Close() })
 			if fn == "reserve" {
 				inv.free[fn] <- ReserveRouter(e).Invoke

@@ -11,11 +11,11 @@ import (
 
 	"salon/infra/localgw"
 	"salon/infra/testkit"
+	"salon/shared/instance"
 	"salon/shared/mysql"
 	"salon/shared/mysql/mysqltest"
 	"salon/shared/session"
 	"salon/shared/wechatpay/wxpaysim"
-	"salon/shared/wire"
 	"salon/shared/wxlogin/wxloginsim"
 )
 
@@ -32,7 +32,7 @@ type syncBuffer = testkit.SyncBuffer
 // system is the whole product in one test (testkit.System: its own database, the
 // WeChat Pay and login simulators over real HTTP, and the functions behind the
 // local gateway with the routes of serverless.yml), here with the functions'
-// routers in this process sharing one wire.Env, under the names these tests use.
+// routers in this process sharing one instance.Env, under the names these tests use.
 type system struct {
 	kit      *testkit.System
 	t        *testing.T
@@ -41,7 +41,7 @@ type system struct {
 	login    *wxloginsim.Server
 	gw       *httptest.Server
 	env      map[string]string
-	apiEnv   *wire.Env
+	apiEnv   *instance.Env
 	logs     *syncBuffer
 	audit    *syncBuffer
 	sessions *session.Signer
@@ -57,7 +57,7 @@ func newSystem(t *testing.T, override ...func(map[string]string)) *system {
 		Conns: 8,
 		Env:   override,
 		Functions: func(kit *testkit.System) localgw.Invoker {
-			s.apiEnv = &wire.Env{
+			s.apiEnv = &instance.Env{
 				Getenv:   func(k string) string { return kit.Env[k] },
 				Log:      slog.New(slog.NewJSONHandler(s.logs, nil)),
 				AuditOut: s.audit,

@@ -11,7 +11,7 @@ import (
 
 	"salon/infra/testkit"
 	"salon/shared/booking"
-	"salon/shared/wire"
+	"salon/shared/instance"
 )
 
 // TestRoutersServeHTTP: a function's router is a plain http.Handler. Behind
@@ -37,7 +37,7 @@ func TestRoutersServeHTTP(t *testing.T) {
 	}
 	env["SHOP_TZ"] = "Asia/Shanghia" // a typo: slots lists SHOP_TZ, so it stops slots
 	logs := &syncBuffer{}
-	e := &wire.Env{
+	e := &instance.Env{
 		Getenv: func(k string) string { mu.Lock(); defer mu.Unlock(); return env[k] },
 		Log:    slog.New(slog.NewJSONHandler(logs, nil)),
 	}

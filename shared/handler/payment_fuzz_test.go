@@ -17,10 +17,10 @@ import (
 
 	"salon/shared/apigw"
 	"salon/shared/booking"
+	"salon/shared/instance"
 	"salon/shared/mysql"
 	"salon/shared/mysql/mysqltest"
 	"salon/shared/wechatpay/wxpaysim"
-	"salon/shared/wire"
 )
 
 // fuzzState is what no input may change: every watched booking's status and
@@ -95,7 +95,7 @@ func FuzzPayNotify(f *testing.F) {
 	env["SESSION_SECRET"] = testSecret
 	env["WX_APPSECRET"] = testAppSecret
 	env["WX_API_BASE"] = "http://127.0.0.1:1"
-	e := &wire.Env{
+	e := &instance.Env{
 		Getenv:   func(k string) string { return env[k] },
 		Log:      slog.New(slog.NewJSONHandler(io.Discard, nil)),
 		AuditOut: io.Discard,

@@ -16,9 +16,9 @@ import (
 	"time"
 
 	"salon/shared/booking"
+	"salon/shared/instance"
 	"salon/shared/mysql/mysqltest"
 	"salon/shared/wechatpay/wxpaysim"
-	"salon/shared/wire"
 )
 
 // The payment tests drive the whole product against the WeChat Pay simulator over
@@ -73,7 +73,7 @@ func newRelayedSystem(t *testing.T) (*system, *notifyRelay) {
 	return s, rl
 }
 
-func (s *system) wxDeps() *wire.Deps {
+func (s *system) wxDeps() *instance.Deps {
 	s.t.Helper()
 	d, err := s.apiEnv.Deps()
 	if err != nil {

@@ -7,9 +7,9 @@ import (
 
 	"salon/shared/apigw"
 	"salon/shared/booking"
+	"salon/shared/instance"
 	"salon/shared/service"
 	"salon/shared/wechatpay"
-	"salon/shared/wire"
 )
 
 // failBody is WeChat Pay's failure answer; WeChat retries on it.
@@ -45,14 +45,14 @@ func notifyRequest(r *http.Request) (*http.Request, error) {
 // PayNotifyRouter serves WeChat Pay's payment and refund notifications. Nothing is
 // read from a notification before its signature and its encryption are verified;
 // a forged one answers FAIL and changes nothing.
-func PayNotifyRouter(e *wire.Env) *apigw.Router {
+func PayNotifyRouter(e *instance.Env) *apigw.Router {
 	s, rt := newServer(e, payNotifyFunction)
 	rt.Handle("POST /pay/notify", s.public(s.paymentNotification))
 	rt.Handle("POST /pay/refund-notify", s.public(s.refundNotification))
 	return rt
 }
 
-func (s *Server) paymentNotification(w http.ResponseWriter, r *http.Request, d *wire.Deps) error {
+func (s *Server) paymentNotification(w http.ResponseWriter, r *http.Request, d *instance.Deps) error {
 	ctx := r.Context()
 	if d.Pay == nil {
 		apigw.Logger(ctx).Error("payment notification: WeChat Pay is not configured (WECHATPAY_MCHID)")
@@ -81,7 +81,7 @@ func (s *Server) paymentNotification(w http.ResponseWriter, r *http.Request, d *
 	return nil
 }
 
-func (s *Server) refundNotification(w http.ResponseWriter, r *http.Request, d *wire.Deps) error {
+func (s *Server) refundNotification(w http.ResponseWriter, r *http.Request, d *instance.Deps) error {
 	ctx := r.Context()
 	if d.Pay == nil {
 		apigw.Logger(ctx).Error("refund notification: WeChat Pay is not configured (WECHATPAY_MCHID)")

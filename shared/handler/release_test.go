@@ -16,10 +16,10 @@ import (
 	"salon/shared/booking"
 	"salon/shared/cls"
 	"salon/shared/cls/clstest"
+	"salon/shared/instance"
 	"salon/shared/mysql/mysqltest"
 	"salon/shared/service"
 	"salon/shared/wechatpay/wxpaysim"
-	"salon/shared/wire"
 )
 
 // The release run is driven here the way the timer drives it: the handler of
@@ -52,7 +52,7 @@ func (s *system) relRun(ctx context.Context) relSummary {
 }
 
 // runRelease is release without testing.T, for goroutines.
-func relRunEnv(ctx context.Context, e *wire.Env) (relSummary, error) {
+func relRunEnv(ctx context.Context, e *instance.Env) (relSummary, error) {
 	out, err := Release(e)(ctx, json.RawMessage(relTimerEvent))
 	if err != nil {
 		return relSummary{}, fmt.Errorf("release run: %v", err)
@@ -643,9 +643,9 @@ func TestConcurrentReleaseRuns(t *testing.T) {
 				}
 			}
 			// Each run is its own SCF instance: its own pool and WeChat client.
-			envs := make([]*wire.Env, runs)
+			envs := make([]*instance.Env, runs)
 			for i := range envs {
-				envs[i] = &wire.Env{Getenv: s.apiEnv.Getenv, Log: s.apiEnv.Log, AuditOut: s.audit}
+				envs[i] = &instance.Env{Getenv: s.apiEnv.Getenv, Log: s.apiEnv.Log, AuditOut: s.audit}
 				t.Cleanup(func() { envs[i].Close() })
 			}
 			sums := make([]relSummary, runs)

@@ -20,11 +20,11 @@ import (
 	"time"
 
 	"salon/shared/booking"
+	"salon/shared/instance"
 	"salon/shared/mysql"
 	"salon/shared/mysql/mysqltest"
 	"salon/shared/session"
 	"salon/shared/wechatpay/wxpaysim"
-	"salon/shared/wire"
 )
 
 // The security sweep: forged and replayed notifications, token games, other
@@ -655,7 +655,7 @@ func TestSecurityLogsHoldNoSecrets(t *testing.T) {
 func FuzzHandlerBodies(f *testing.F) {
 	dsn := mysqltest.NewDSN(f)
 	env := map[string]string{"MYSQL_DSN": dsn, "SESSION_SECRET": testSecret, "ADMIN_TOKEN": testAdmin}
-	e := &wire.Env{Getenv: func(k string) string { return env[k] }, Log: slog.New(slog.NewJSONHandler(io.Discard, nil)), AuditOut: io.Discard}
+	e := &instance.Env{Getenv: func(k string) string { return env[k] }, Log: slog.New(slog.NewJSONHandler(io.Discard, nil)), AuditOut: io.Discard}
 	d, err := e.Deps()
 	if err != nil {
 		f.Fatal(err)

@@ -18,7 +18,7 @@ import (
 // WeChat for happens after it answered. Before, a hung prepay was a 504 after
 // 8 s, and a customer's cancel was a 504 that still went through once WeChat
 // came back (the retry then saw 409). The timeout is shortened here
-// (wire.Env.PayTimeout), and the test releases the hang itself: no sleeps.
+// (instance.Env.PayTimeout), and the test releases the hang itself: no sleeps.
 
 const hangTestPayTimeout = 150 * time.Millisecond
 

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"regexp"
 
-	"github.com/go-sql-driver/mysql"
+	drv "github.com/go-sql-driver/mysql"
 )
 
 // dbNameRE is what CreateDatabase accepts as a schema name: it is written into
@@ -35,7 +35,7 @@ func CreateDatabase(ctx context.Context, dsn string) (created bool, err error) {
 	}
 	err = probe.Ping(ctx)
 	probe.Close()
-	var me *mysql.MySQLError
+	var me *drv.MySQLError
 	switch {
 	case err == nil:
 		return false, nil
@@ -45,7 +45,7 @@ func CreateDatabase(ctx context.Context, dsn string) (created bool, err error) {
 
 	server := cfg.Clone()
 	server.DBName = ""
-	conn, err := mysql.NewConnector(server)
+	conn, err := drv.NewConnector(server)
 	if err != nil {
 		return false, err
 	}

@@ -19,7 +19,7 @@ import (
 
 	"salon/shared/booking"
 
-	"github.com/go-sql-driver/mysql"
+	drv "github.com/go-sql-driver/mysql"
 )
 
 // DB is the store. It is safe for concurrent use.
@@ -59,8 +59,8 @@ var SCFOptions = Options{MaxOpenConns: 2, ConnMaxLifetime: 5 * time.Minute, Conn
 // as "中';UPDATE t_slot SET price_fen=1;#" then re-prices every slot
 // (TestCharsetProof). utf8mb4 has no such bytes, so a DSN that asks for any
 // other character set or collation is refused here, not silently rewritten.
-func Config(dsn string) (*mysql.Config, error) {
-	cfg, err := mysql.ParseDSN(dsn)
+func Config(dsn string) (*drv.Config, error) {
+	cfg, err := drv.ParseDSN(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("MYSQL_DSN: %w", err)
 	}
@@ -168,8 +168,8 @@ func Open(dsn string, opt Options) (*DB, error) {
 }
 
 // openConfig opens a store on a driver configuration Config made.
-func openConfig(cfg *mysql.Config, opt Options) (*DB, error) {
-	conn, err := mysql.NewConnector(cfg)
+func openConfig(cfg *drv.Config, opt Options) (*DB, error) {
+	conn, err := drv.NewConnector(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("MYSQL_DSN: %w", err)
 	}
@@ -276,7 +276,7 @@ func retryDeadlock(tx func() error) error {
 }
 
 func mysqlErrNo(err error) uint16 {
-	var me *mysql.MySQLError
+	var me *drv.MySQLError
 	if errors.As(err, &me) {
 		return me.Number
 	}
@@ -285,7 +285,7 @@ func mysqlErrNo(err error) uint16 {
 
 // dupKey returns the name of the unique key that err violated, or "".
 func dupKey(err error) string {
-	var me *mysql.MySQLError
+	var me *drv.MySQLError
 	if !errors.As(err, &me) || me.Number != errDupEntry {
 		return ""
 	}

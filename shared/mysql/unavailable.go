@@ -8,7 +8,7 @@ import (
 	"net"
 	"syscall"
 
-	"github.com/go-sql-driver/mysql"
+	drv "github.com/go-sql-driver/mysql"
 
 	"salon/shared/booking"
 )
@@ -55,13 +55,13 @@ func Classify(err error) error {
 }
 
 func unavailable(err error) bool {
-	var me *mysql.MySQLError
+	var me *drv.MySQLError
 	if errors.As(err, &me) {
 		return unavailableErrNo[me.Number]
 	}
 	switch {
 	case errors.Is(err, driver.ErrBadConn), // database/sql gave up on fresh connections
-		errors.Is(err, mysql.ErrInvalidConn), // the connection broke mid-statement
+		errors.Is(err, drv.ErrInvalidConn), // the connection broke mid-statement
 		errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF),
 		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE),
 		// The database did not answer within the invocation's time (a server

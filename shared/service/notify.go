@@ -9,7 +9,7 @@ import (
 )
 
 // Messenger sends one notification to its customer (WeChat subscribe messages,
-// wired in package wire). It answers booking.ErrNoSubscription when WeChat says
+// wired in package instance). It answers booking.ErrNoSubscription when WeChat says
 // the customer has no subscription, booking.ErrNotificationOff when the kind has
 // no template; any other error is worth a retry.
 type Messenger interface {

@@ -9,7 +9,7 @@ import (
 
 // What the service needs of its dependencies, each a small interface in the
 // domain's words, declared here by their user: package mysql's *DB satisfies
-// Store, package wechatpay's *Client Payments, package wxmsg (through wire)
+// Store, package wechatpay's *Client Payments, package wxmsg (through package instance)
 // Messenger, package cls AuditShipper. Nothing here names SQL, HTTP or WeChat's
 // wire format.
 

@@ -404,8 +404,6 @@ type (
 	RefundResult  = booking.RefundResult
 )
 
-
-
 // Refund requests a domestic refund in CNY, notified at WECHATPAY_REFUND_NOTIFY_URL.
 func (c *Client) Refund(ctx context.Context, r RefundRequest) (*RefundResult, error) {
 	switch {

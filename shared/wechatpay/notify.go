@@ -32,8 +32,6 @@ type (
 	RefundNotice = booking.RefundNotice
 )
 
-
-
 // refundResource is the plaintext of a refund notification. The SDK has no model
 // for it, and refunddomestic.Refund does not fit (its field is "status", the
 // notification's is "refund_status").

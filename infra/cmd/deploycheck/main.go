@@ -9,7 +9,7 @@
 // SHOP_TZ failing, SHOP_NAME "undefined"), never into an empty value. Then it
 // gives each function the environment serverless.yml would give it, with the
 // variables substituted, and runs the product's own checks on it
-// (wire.CheckSettings with the function's settings from handler.Functions):
+// (instance.CheckSettings with the function's settings from handler.Functions):
 // a setting the product would refuse stops the deploy here, not after it.
 // Values that the deploy itself uses (STAGE, SCF_ROLE, VPC_ID, SUBNET_ID) must
 // not be empty either. No value is ever printed.
@@ -29,7 +29,7 @@ import (
 
 	"salon/infra/localgw"
 	"salon/shared/handler"
-	"salon/shared/wire"
+	"salon/shared/instance"
 )
 
 func main() {
@@ -112,7 +112,7 @@ func check(path string, lookup func(string) (string, bool), stdout io.Writer) ([
 		// Only what serverless.yml gives the function: the deploying shell's
 		// SALON_DEV or TENCENTCLOUD_* never reach a deployed function.
 		getenv := func(name string) string { return env[name] }
-		if err := wire.CheckSettings(wf, getenv); err != nil {
+		if err := instance.CheckSettings(wf, getenv); err != nil {
 			problems = append(problems, fmt.Sprintf("function %s: %s", fn.Name, oneLine(err)))
 			continue
 		}
@@ -124,10 +124,10 @@ func check(path string, lookup func(string) (string, bool), stdout io.Writer) ([
 	return problems, nil
 }
 
-func productFunction(name string) (wire.Function, bool) {
-	i := slices.IndexFunc(handler.Functions, func(f wire.Function) bool { return f.Name == name })
+func productFunction(name string) (instance.Function, bool) {
+	i := slices.IndexFunc(handler.Functions, func(f instance.Function) bool { return f.Name == name })
 	if i < 0 {
-		return wire.Function{}, false
+		return instance.Function{}, false
 	}
 	return handler.Functions[i], true
 }

@@ -27,7 +27,7 @@ import (
 
 	"salon/shared/apigw"
 	"salon/shared/booking"
-	"salon/shared/wire"
+	"salon/shared/instance"
 )
 
 //go:embed templates/*.html
@@ -98,7 +98,7 @@ func (c *Console) Routes() []Route {
 // and, for a change, its form (whose CSRF token was checked).
 type Request struct {
 	ctx  context.Context
-	d    *wire.Deps
+	d    *instance.Deps
 	r    *http.Request
 	csrf string
 	form url.Values
@@ -108,7 +108,7 @@ type Request struct {
 }
 
 // NewRequest is the console request of r, authenticated as csrf and form say.
-func NewRequest(r *http.Request, d *wire.Deps, csrf string, form url.Values) *Request {
+func NewRequest(r *http.Request, d *instance.Deps, csrf string, form url.Values) *Request {
 	return &Request{ctx: r.Context(), d: d, r: r, csrf: csrf, form: form}
 }
 
@@ -116,7 +116,7 @@ func NewRequest(r *http.Request, d *wire.Deps, csrf string, form url.Values) *Re
 func (q *Request) HTTP() *http.Request { return q.r }
 
 // Deps are the function's dependencies.
-func (q *Request) Deps() *wire.Deps { return q.d }
+func (q *Request) Deps() *instance.Deps { return q.d }
 
 // dbNow returns the database's time, reading it on first use.
 func (q *Request) dbNow() (time.Time, error) {
@@ -146,7 +146,7 @@ func (c *Console) page(h pageHandler) func(w http.ResponseWriter, q *Request) {
 // Fail answers an error as a page: the status of its code, the salon's words for
 // it; the detail goes to the log only. d is nil when the dependencies could not
 // be built.
-func Fail(w http.ResponseWriter, r *http.Request, d *wire.Deps, err error) {
+func Fail(w http.ResponseWriter, r *http.Request, d *instance.Deps, err error) {
 	code := booking.ErrorCode(err)
 	status := apigw.HTTPStatus(code)
 	log := apigw.Logger(r.Context())

@@ -1,4 +1,4 @@
-package tcapi
+package cloudapi
 
 import "testing"
 

@@ -1,8 +1,8 @@
-// Package tcapi holds what every caller of Tencent Cloud's API (through
+// Package cloudapi holds what every caller of Tencent Cloud's API (through
 // tencentcloud-sdk-go's common client, TC3-HMAC-SHA256 signed) sets the same way:
 // the client profile and how an endpoint setting is read. The CLS audit shipper
 // and the deploy's front-door step use it.
-package tcapi
+package cloudapi
 
 import (
 	"strings"

@@ -1,4 +1,4 @@
-package wire
+package instance
 
 import (
 	"go/parser"
@@ -20,7 +20,7 @@ func TestLayers(t *testing.T) {
 		"handler/console": {"salon/shared/mysql", "salon/shared/cls"},
 		// The service speaks to its dependencies through the interfaces it
 		// declares (service/store.go), in the domain's words: it imports none.
-		"service": {"salon/shared/handler", "salon/shared/apigw", "salon/shared/wire", "salon/shared/mysql",
+		"service": {"salon/shared/handler", "salon/shared/apigw", "salon/shared/instance", "salon/shared/mysql",
 			"salon/shared/wechatpay", "salon/shared/cls", "salon/shared/wxmsg", "salon/shared/wxlogin", "salon/shared/session"},
 		"mysql":     {"salon/shared/service", "salon/shared/handler", "salon/shared/wechatpay", "salon/shared/cls", "salon/shared/apigw", "salon/shared/wxmsg"},
 		"wxmsg":     {"salon/shared/mysql", "salon/shared/service", "salon/shared/handler"},

@@ -1,8 +1,8 @@
-// Package wire builds what a function needs from its settings, once per warm
+// Package instance builds what a function needs from its settings, once per warm
 // instance: the configuration, the store, WeChat Pay, CLS, WeChat login and the
 // session signer, put together into a service. It is the one place where the
 // product's packages meet; handlers receive the result and call only the service.
-package wire
+package instance
 
 import (
 	"context"
