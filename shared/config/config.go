@@ -94,9 +94,66 @@ func defaults() *Config {
 // leaves the default. get reads any other setting (for pairs that go together).
 // A nil parse means another package reads and checks the setting (WeChat Pay's,
 // when a function that uses them builds its client).
+//
+// usedBy names the functions that use the setting, in the sense that matters
+// when it is bad: a bad setting on its function's list stops that function
+// (INTERNAL; the log names the setting), while a bad setting off the list is
+// logged as a warning and left at its default (good settings are read by every
+// function either way). So a short SESSION_SECRET stops login, reserve and
+// cancel but never payment notifications or the release run, which list only
+// what they cannot work without (the store and WeChat Pay). requiredBy names
+// the functions that cannot serve without it (Config.Require where it is
+// needed; the deploy preflight refuses it empty). This table is the one place
+// the product's code writes a setting's name and who uses it: serverless.yml,
+// the deploy table and the configuration table are checked against it by
+// tests.
 type setting struct {
-	name  string
-	parse func(c *Config, v string, get func(string) string) error
+	name       string
+	parse      func(c *Config, v string, get func(string) string) error
+	usedBy     []string
+	requiredBy []string
+}
+
+// The functions, by the names serverless.yml gives them.
+const (
+	FunctionSlots     = "slots"
+	FunctionLogin     = "login"
+	FunctionReserve   = "reserve"
+	FunctionCancel    = "cancel"
+	FunctionPayNotify = "paynotify"
+	FunctionAdmin     = "admin"
+	FunctionRelease   = "release"
+)
+
+var (
+	// storeUsers configure the store: every function that touches the database.
+	storeUsers = fns(FunctionSlots, FunctionReserve, FunctionCancel, FunctionAdmin, FunctionPayNotify, FunctionRelease)
+	// payUsers build the WeChat Pay client: orders, refunds, notifications.
+	payUsers = fns(FunctionReserve, FunctionCancel, FunctionAdmin, FunctionPayNotify, FunctionRelease)
+	// sessionUsers verify a customer's session token, or (admin) sign the
+	// console's sessions, with SESSION_SECRET.
+	sessionUsers = fns(FunctionLogin, FunctionReserve, FunctionCancel, FunctionAdmin)
+	// offerUsers make waitlist offers, wherever a seat comes free (a cancel,
+	// the salon's changes, an expiry in the release run), and reserve refuses
+	// at NO_SHOW_LIMIT.
+	offerUsers = fns(FunctionReserve, FunctionCancel, FunctionAdmin, FunctionRelease)
+)
+
+// fns is a list of functions, for the table below.
+func fns(names ...string) []string { return names }
+
+// FunctionSettings returns the settings function fn uses and those it requires,
+// in the table's order.
+func FunctionSettings(fn string) (uses, requires []string) {
+	for _, s := range settings {
+		if slices.Contains(s.usedBy, fn) {
+			uses = append(uses, s.name)
+		}
+		if slices.Contains(s.requiredBy, fn) {
+			requires = append(requires, s.name)
+		}
+	}
+	return uses, requires
 }
 
 var settings = []setting{
@@ -109,7 +166,7 @@ var settings = []setting{
 			return fmt.Errorf("only 1 means local development (0 or unset: not), got %q", v)
 		}
 		return nil
-	}},
+	}, nil, nil},
 	{"MYSQL_DSN", func(c *Config, v string, _ func(string) string) error {
 		// The store's checks (a go-sql-driver DSN in utf8mb4); the message names
 		// the fault, not the password.
@@ -118,7 +175,7 @@ var settings = []setting{
 		}
 		c.MySQLDSN = v
 		return nil
-	}},
+	}, storeUsers, nil},
 	{"SHOP_TZ", func(c *Config, v string, _ func(string) string) error {
 		loc, err := time.LoadLocation(v)
 		if err != nil {
@@ -126,9 +183,9 @@ var settings = []setting{
 		}
 		c.ShopTZ = loc
 		return nil
-	}},
-	{"LOCK_TTL", duration(func(c *Config) *time.Duration { return &c.LockTTL }, false)},
-	{"BOOKING_WINDOW_DAYS", wholeNumber(func(c *Config) *int { return &c.BookingWindowDays }, 1, maxBookingWindowDays)},
+	}, fns(FunctionSlots, FunctionLogin, FunctionReserve, FunctionCancel, FunctionAdmin), nil},
+	{"LOCK_TTL", duration(func(c *Config) *time.Duration { return &c.LockTTL }, false), storeUsers, nil},
+	{"BOOKING_WINDOW_DAYS", wholeNumber(func(c *Config) *int { return &c.BookingWindowDays }, 1, maxBookingWindowDays), storeUsers, nil},
 	{"SESSION_SECRET", func(c *Config, v string, _ func(string) string) error {
 		if len(v) < MinSessionSecretBytes {
 			return fmt.Errorf("must be at least %d bytes, has %d", MinSessionSecretBytes, len(v))
@@ -138,7 +195,7 @@ var settings = []setting{
 		}
 		c.SessionSecret = []byte(v)
 		return nil
-	}},
+	}, fns(FunctionLogin, FunctionReserve, FunctionCancel), sessionUsers},
 	{"ADMIN_TOKEN", func(c *Config, v string, _ func(string) string) error {
 		if err := notPublished(c, v); err != nil {
 			return err
@@ -148,9 +205,9 @@ var settings = []setting{
 		}
 		c.AdminToken = v
 		return nil
-	}},
-	{"WX_APPID", text(func(c *Config) *string { return &c.WXAppID })},
-	{"WX_APPSECRET", text(func(c *Config) *string { return &c.WXAppSecret })},
+	}, fns(FunctionAdmin), nil},
+	{"WX_APPID", text(func(c *Config) *string { return &c.WXAppID }), append(fns(FunctionLogin), payUsers...), fns(FunctionLogin)},
+	{"WX_APPSECRET", text(func(c *Config) *string { return &c.WXAppSecret }), fns(FunctionLogin), fns(FunctionLogin)},
 	{"WX_API_BASE", func(c *Config, v string, _ func(string) string) error {
 		u, err := url.Parse(v)
 		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
@@ -158,26 +215,26 @@ var settings = []setting{
 		}
 		c.WXAPIBase = strings.TrimRight(v, "/")
 		return nil
-	}},
-	{"WECHATPAY_MCHID", nil},
-	{"WECHATPAY_MCH_CERT_SERIAL", nil},
-	{"WECHATPAY_MCH_PRIVATE_KEY", nil},
-	{"WECHATPAY_APIV3_KEY", nil},
-	{"WECHATPAY_PUBLIC_KEY_ID", nil},
-	{"WECHATPAY_PUBLIC_KEY", nil},
-	{"WECHATPAY_API_BASE", nil},
-	{"WECHATPAY_NOTIFY_URL", nil},
-	{"WECHATPAY_REFUND_NOTIFY_URL", nil},
+	}, fns(FunctionLogin), nil},
+	{"WECHATPAY_MCHID", nil, payUsers, nil},
+	{"WECHATPAY_MCH_CERT_SERIAL", nil, payUsers, nil},
+	{"WECHATPAY_MCH_PRIVATE_KEY", nil, payUsers, nil},
+	{"WECHATPAY_APIV3_KEY", nil, payUsers, nil},
+	{"WECHATPAY_PUBLIC_KEY_ID", nil, payUsers, nil},
+	{"WECHATPAY_PUBLIC_KEY", nil, payUsers, nil},
+	{"WECHATPAY_API_BASE", nil, payUsers, nil},
+	{"WECHATPAY_NOTIFY_URL", nil, payUsers, nil},
+	{"WECHATPAY_REFUND_NOTIFY_URL", nil, payUsers, nil},
 	// The audit trail goes to CLS only with both; one without the other is a typo.
-	{"CLS_ENDPOINT", pair(func(c *Config) *string { return &c.CLSEndpoint }, "CLS_TOPIC_ID")},
-	{"CLS_TOPIC_ID", pair(func(c *Config) *string { return &c.CLSTopicID }, "CLS_ENDPOINT")},
-	{"CANCEL_FREE_HOURS", wholeNumber(func(c *Config) *int { return &c.CancelFreeHours }, 0, 24*maxBookingWindowDays)},
-	{"NO_SHOW_GRACE", duration(func(c *Config) *time.Duration { return &c.NoShowGrace }, true)},
-	{"NO_SHOW_LIMIT", wholeNumber(func(c *Config) *int { return &c.NoShowLimit }, 0, 1000)},
-	{"REFUND_QUERY_AFTER", duration(func(c *Config) *time.Duration { return &c.RefundQueryAfter }, false)},
-	{"REMIND_BEFORE", duration(func(c *Config) *time.Duration { return &c.RemindBefore }, false)},
-	{"SHOP_NAME", text(func(c *Config) *string { return &c.ShopName })},
-	{"CHECKIN_OPENS_BEFORE", duration(func(c *Config) *time.Duration { return &c.CheckinOpensBefore }, false)},
+	{"CLS_ENDPOINT", pair(func(c *Config) *string { return &c.CLSEndpoint }, "CLS_TOPIC_ID"), nil, nil},
+	{"CLS_TOPIC_ID", pair(func(c *Config) *string { return &c.CLSTopicID }, "CLS_ENDPOINT"), nil, nil},
+	{"CANCEL_FREE_HOURS", wholeNumber(func(c *Config) *int { return &c.CancelFreeHours }, 0, 24*maxBookingWindowDays), fns(FunctionReserve, FunctionCancel, FunctionAdmin), nil},
+	{"NO_SHOW_GRACE", duration(func(c *Config) *time.Duration { return &c.NoShowGrace }, true), nil, nil},
+	{"NO_SHOW_LIMIT", wholeNumber(func(c *Config) *int { return &c.NoShowLimit }, 0, 1000), offerUsers, nil},
+	{"REFUND_QUERY_AFTER", duration(func(c *Config) *time.Duration { return &c.RefundQueryAfter }, false), nil, nil},
+	{"REMIND_BEFORE", duration(func(c *Config) *time.Duration { return &c.RemindBefore }, false), nil, nil},
+	{"SHOP_NAME", text(func(c *Config) *string { return &c.ShopName }), fns(FunctionAdmin), nil},
+	{"CHECKIN_OPENS_BEFORE", duration(func(c *Config) *time.Duration { return &c.CheckinOpensBefore }, false), fns(FunctionAdmin), nil},
 }
 
 // The shapes of value most settings take.

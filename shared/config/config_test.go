@@ -273,3 +273,46 @@ func TestDevelopmentSecrets(t *testing.T) {
 		t.Errorf("32-byte ADMIN_TOKEN: %+v %v", c, err)
 	}
 }
+
+// TestFunctionSettings: the table says which function a bad setting stops. A
+// short SESSION_SECRET or a bad SHOP_TZ never stops payment notifications or
+// the release run; login needs no database; NO_SHOW_LIMIT is read wherever a
+// seat can be offered to the waitlist.
+func TestFunctionSettings(t *testing.T) {
+	for _, c := range []struct {
+		fn                string
+		uses, notUses     []string
+		requires, notReqs []string
+	}{
+		{FunctionPayNotify, []string{"MYSQL_DSN", "WECHATPAY_MCHID", "WX_APPID"}, []string{"SESSION_SECRET", "SHOP_TZ", "ADMIN_TOKEN", "NO_SHOW_LIMIT"}, nil, []string{"SESSION_SECRET"}},
+		{FunctionRelease, []string{"MYSQL_DSN", "WECHATPAY_MCHID", "NO_SHOW_LIMIT"}, []string{"SESSION_SECRET", "SHOP_TZ"}, nil, []string{"SESSION_SECRET"}},
+		{FunctionLogin, []string{"SESSION_SECRET", "WX_APPID", "WX_APPSECRET", "WX_API_BASE"}, []string{"MYSQL_DSN", "WECHATPAY_MCHID"}, []string{"SESSION_SECRET", "WX_APPID", "WX_APPSECRET"}, nil},
+		{FunctionAdmin, []string{"ADMIN_TOKEN", "CHECKIN_OPENS_BEFORE", "NO_SHOW_LIMIT", "SHOP_NAME"}, []string{"SESSION_SECRET"}, []string{"SESSION_SECRET"}, nil},
+		{FunctionSlots, []string{"MYSQL_DSN", "SHOP_TZ"}, []string{"SESSION_SECRET", "WECHATPAY_MCHID"}, nil, []string{"SESSION_SECRET"}},
+	} {
+		uses, requires := FunctionSettings(c.fn)
+		for _, n := range c.uses {
+			if !slices.Contains(uses, n) {
+				t.Errorf("%s does not use %s", c.fn, n)
+			}
+		}
+		for _, n := range c.notUses {
+			if slices.Contains(uses, n) {
+				t.Errorf("%s uses %s: a bad one would stop it", c.fn, n)
+			}
+		}
+		for _, n := range c.requires {
+			if !slices.Contains(requires, n) {
+				t.Errorf("%s does not require %s", c.fn, n)
+			}
+		}
+		for _, n := range c.notReqs {
+			if slices.Contains(requires, n) {
+				t.Errorf("%s requires %s", c.fn, n)
+			}
+		}
+	}
+	if uses, _ := FunctionSettings("no-such-function"); len(uses) != 0 {
+		t.Errorf("an unknown function uses %v", uses)
+	}
+}
