@@ -16,6 +16,9 @@ const repoRoot = "../.."
 var wantRoutes = map[string]string{
 	"GET /healthz":                      "slots",
 	"GET /slots":                        "slots",
+	"GET /config":                       "slots",
+	"GET /bookings/{id}":                "reserve",
+	"POST /admin/checkin":               "admin",
 	"POST /login":                       "login",
 	"POST /bookings":                    "reserve",
 	"POST /bookings/{id}/pay":           "reserve",

@@ -132,6 +132,43 @@ type Booking struct {
 	// Slot times, joined in for the customer's view.
 	StartAt time.Time
 	EndAt   time.Time
+
+	// CheckinCode is the code the customer shows at the door on the appointment
+	// day, "" when the booking has none (see HasCheckinCode). The service fills
+	// it in for the customer's views.
+	CheckinCode string
+}
+
+// CheckinCodeLen is how many digits a check-in code has.
+const CheckinCodeLen = 8
+
+// HasCheckinCode reports whether the booking shows a check-in code at now: it
+// holds a sold seat (confirmed, completed or no-show) and its slot starts on
+// today's shop day. A pending, cancelled or expired booking, or one of another
+// day, has none.
+func (b *Booking) HasCheckinCode(now time.Time, loc *time.Location) bool {
+	switch b.Status {
+	case StatusConfirmed, StatusCompleted, StatusNoShow:
+		return ShopDay(b.StartAt, loc) == ShopDay(now, loc)
+	}
+	return false
+}
+
+// ShopDay is the shop's calendar day of t, YYYY-MM-DD: a slot belongs to the
+// day it starts on.
+func ShopDay(t time.Time, loc *time.Location) string { return t.In(loc).Format(time.DateOnly) }
+
+// ValidCheckinCode reports whether s has the shape of a check-in code.
+func ValidCheckinCode(s string) bool {
+	if len(s) != CheckinCodeLen {
+		return false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // CancelFreeUntil is the last moment a customer's cancel of this booking is

@@ -25,7 +25,26 @@ func SlotsRouter(e *instance.Env) *apigw.Router {
 	s, rt := newServer(e, slotsFunction)
 	rt.HandleFunc("GET /healthz", s.healthz)
 	rt.Handle("GET /slots", s.public(s.slots))
+	rt.Handle("GET /config", s.public(s.shopConfig))
 	return rt
+}
+
+// shopConfig answers what the mini-program shows and asks for before anyone
+// signs in: the shop's name, how far ahead it books, the cancellation policy,
+// and the subscribe-message template id of each kind of notification that is
+// on (for wx.requestSubscribeMessage), so the client keeps no copy of them.
+func (s *Server) shopConfig(w http.ResponseWriter, r *http.Request, d *instance.Deps) error {
+	templates := map[string]string{}
+	for kind, id := range d.TemplateIDs {
+		templates[string(kind)] = id
+	}
+	apigw.WriteJSON(w, http.StatusOK, map[string]any{
+		"shopName":           d.Cfg.ShopName,
+		"bookingWindowDays":  d.Cfg.BookingWindowDays,
+		"cancelFreeHours":    d.Cfg.CancelFreeHours,
+		"subscribeTemplates": templates,
+	})
+	return nil
 }
 
 // healthz answers 503 both when the database does not answer and when the
@@ -123,7 +142,20 @@ func ReserveRouter(e *instance.Env) *apigw.Router {
 	rt.Handle("DELETE /slots/{id}/waitlist", s.customer(s.leaveWaitlist))
 	rt.Handle("GET /waitlist/mine", s.customer(s.myWaitlist))
 	rt.Handle("GET /bookings/mine", s.customer(s.myBookings))
+	rt.Handle("GET /bookings/{id}", s.customer(s.myBooking))
 	return rt
+}
+
+// myBooking answers one of the customer's own bookings, with its check-in code
+// on the appointment day: what the page a notification opens shows, and what
+// the mini-program asks after wx.requestPayment until the booking is confirmed.
+func (s *Server) myBooking(w http.ResponseWriter, r *http.Request, d *instance.Deps, openid string) error {
+	id, err := apigw.PathInt64(r, "id")
+	if err != nil {
+		return err
+	}
+	b, err := d.Svc.CustomerBooking(r.Context(), openid, id)
+	return bookingResponse(w, d, b, err, false)
 }
 
 func (s *Server) reserve(w http.ResponseWriter, r *http.Request, d *instance.Deps, openid string) error {
@@ -270,6 +302,7 @@ func AdminRouter(e *instance.Env) *apigw.Router {
 	rt.Handle("POST /admin/bookings/{id}/cancel", s.admin(s.cancelBySalon))
 	rt.Handle("POST /admin/bookings/{id}/checkin", s.admin(s.checkIn))
 	rt.Handle("POST /admin/bookings/{id}/noshow", s.admin(s.markNoShow))
+	rt.Handle("POST /admin/checkin", s.admin(s.checkInByCode))
 	return rt
 }
 
@@ -322,6 +355,19 @@ func (s *Server) cancelBySalon(w http.ResponseWriter, r *http.Request, d *instan
 		return err
 	}
 	b, err := d.Svc.CancelBySalon(r.Context(), id)
+	return bookingResponse(w, d, b, err, true)
+}
+
+// checkInByCode checks in today's booking with the code the customer shows at
+// the door (the QR code or its digits).
+func (s *Server) checkInByCode(w http.ResponseWriter, r *http.Request, d *instance.Deps) error {
+	var body struct {
+		Code string `json:"code"`
+	}
+	if err := apigw.DecodeJSON(r, &body); err != nil {
+		return err
+	}
+	b, err := d.Svc.CheckInByCode(r.Context(), body.Code)
 	return bookingResponse(w, d, b, err, true)
 }
 

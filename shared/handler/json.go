@@ -29,6 +29,9 @@ type bookingJSON struct {
 	CancelFreeUntil string      `json:"cancelFreeUntil"`
 	CreatedAt       string      `json:"createdAt"`
 	Refund          *refundJSON `json:"refund"`
+	// CheckinCode is shown at the door on the appointment day; null otherwise
+	// (and in the salon's lists, which check in by id).
+	CheckinCode *string `json:"checkinCode"`
 	OpenID          string      `json:"openid,omitempty"` // the salon's view only
 }
 
@@ -69,6 +72,10 @@ func toBookingJSON(b *booking.Booking, cfg *config.Config, withOpenID bool) book
 			s := shopTime(*b.Refund.RefundedAt, loc)
 			j.Refund.RefundedAt = &s
 		}
+	}
+	if b.CheckinCode != "" {
+		code := b.CheckinCode
+		j.CheckinCode = &code
 	}
 	if withOpenID {
 		j.OpenID = b.OpenID

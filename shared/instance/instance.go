@@ -152,6 +152,9 @@ type Deps struct {
 	Sessions *session.Signer // nil when SESSION_SECRET is unset
 	Login    *wxlogin.Client // nil when WX_APPID is unset
 	Pay      *wechatpay.Client
+	// TemplateIDs are the subscribe-message template ids of the kinds of
+	// notification that are on (WX_TMPL_*), for GET /config.
+	TemplateIDs map[booking.NotificationKind]string
 }
 
 func (e *Env) getenv(name string) string {
@@ -218,7 +221,13 @@ func (e *Env) build() (*Deps, error) {
 	// One policy, read from the settings once, for the store and the service.
 	store.Policy = cfg.Policy
 
-	d := &Deps{Cfg: cfg}
+	d := &Deps{Cfg: cfg, TemplateIDs: map[booking.NotificationKind]string{}}
+	// A bad template is reported where it would be sent (messenger) and by the
+	// deploy preflight; here its kind is simply off.
+	templates, _ := wxmsg.TemplatesFromEnv(e.getenv)
+	for kind, t := range templates {
+		d.TemplateIDs[kind] = t.ID
+	}
 	d.Svc = service.New(store)
 	d.Svc.AppID, d.Svc.Loc, d.Svc.Log, d.Svc.Policy = cfg.WXAppID, cfg.ShopTZ, log, cfg.Policy
 	if e.getenv("WECHATPAY_MCHID") != "" {

@@ -470,9 +470,72 @@ func (s *Service) ScheduleWithWaitlists(ctx context.Context, from, to time.Time)
 }
 
 // CustomerBookings returns the customer's bookings, finished ones too, newest
-// first, at most limit.
+// first, at most limit, each of today's with its check-in code.
 func (s *Service) CustomerBookings(ctx context.Context, openid string, limit int) ([]*booking.Booking, error) {
-	return s.store.ListCustomerBookings(ctx, openid, limit)
+	bs, err := s.store.ListCustomerBookings(ctx, openid, limit)
+	if err != nil {
+		return nil, err
+	}
+	return bs, s.withCheckinCodes(ctx, bs...)
+}
+
+// CustomerBooking returns the customer's own booking, with its check-in code
+// on the appointment day; someone else's is NOT_FOUND, like one that does not
+// exist.
+func (s *Service) CustomerBooking(ctx context.Context, openid string, id int64) (*booking.Booking, error) {
+	b, err := s.store.FindCustomerBooking(ctx, openid, id)
+	if err != nil {
+		return nil, err
+	}
+	return b, s.withCheckinCodes(ctx, b)
+}
+
+// withCheckinCodes fills in the check-in code of each booking that shows one
+// now (booking.HasCheckinCode, by the database's clock), giving it one the
+// first time.
+func (s *Service) withCheckinCodes(ctx context.Context, bs ...*booking.Booking) error {
+	var now time.Time
+	for _, b := range bs {
+		if now.IsZero() {
+			var err error
+			if now, err = s.store.Now(ctx); err != nil {
+				return err
+			}
+		}
+		if !b.HasCheckinCode(now, s.Loc) {
+			continue
+		}
+		code, err := s.store.CheckinCode(ctx, b.ID, booking.ShopDay(now, s.Loc))
+		if err != nil {
+			return err
+		}
+		b.CheckinCode = code
+	}
+	return nil
+}
+
+// CheckInByCode checks in the booking of today (shop time) that carries the
+// check-in code the customer shows at the door: the same rules as CheckIn (a
+// confirmed booking from CHECKIN_OPENS_BEFORE, a no-show any time, one already
+// checked in INVALID_STATE). A code of the wrong shape is BAD_REQUEST; one no
+// booking of today has, NOT_FOUND.
+func (s *Service) CheckInByCode(ctx context.Context, code string) (*booking.Booking, error) {
+	if !booking.ValidCheckinCode(code) {
+		return nil, booking.Errorf(booking.EBADREQUEST, "code: want %d digits", booking.CheckinCodeLen)
+	}
+	now, err := s.store.Now(ctx)
+	if err != nil {
+		return nil, err
+	}
+	b, err := s.store.FindByCheckinCode(ctx, booking.ShopDay(now, s.Loc), code)
+	if err != nil {
+		return nil, err
+	}
+	out, err := s.CheckIn(ctx, b.ID)
+	if err == nil {
+		out.CheckinCode = code
+	}
+	return out, err
 }
 
 // DayBookings returns the bookings of the slots starting in [from, to), for the

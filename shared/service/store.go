@@ -23,6 +23,11 @@ type Bookings interface {
 	ListCustomerBookings(ctx context.Context, openid string, limit int) ([]*booking.Booking, error)
 	ListSlotBookings(ctx context.Context, from, to time.Time) ([]*booking.Booking, error)
 	CountNoShows(ctx context.Context, openid string, within time.Duration) (int, error)
+	// CheckinCode gives a booking its check-in code for a shop day (YYYY-MM-DD)
+	// the first time it is asked, and the same one after; FindByCheckinCode is
+	// the booking of that day with the code.
+	CheckinCode(ctx context.Context, id int64, day string) (string, error)
+	FindByCheckinCode(ctx context.Context, day, code string) (*booking.Booking, error)
 }
 
 // Slots are the schedule.
