@@ -37,6 +37,8 @@ var wantRoutes = map[string]string{
 	"GET /waitlist/mine":                "reserve",
 	// "GET /admin/ and below": the salon console's pages and forms.
 	"GET /admin":               "admin",
+	"GET /admin/door":          "admin",
+	"POST /admin/door":         "admin",
 	"GET /admin/":              "admin",
 	"GET /admin/static/{file}": "admin",
 	"GET /admin/login":         "admin",

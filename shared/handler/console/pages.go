@@ -157,6 +157,66 @@ func bookingFlash(v url.Values) *flash {
 	return nil
 }
 
+// ---- the door: check-in by the customer's code
+
+type doorBody struct {
+	Code string // the code a refused check-in was asked with, to correct it
+}
+
+// door is the check-in page: a field for the code the customer shows, which a
+// phone's camera fills where the browser reads QR codes (static/console.js).
+func (c *Console) door(w http.ResponseWriter, q *Request) error {
+	body := &doorBody{}
+	p := q.page("到店签到", "door", body)
+	v := q.r.URL.Query()
+	if id, err := strconv.ParseInt(v.Get("ok"), 10, 64); err == nil && id > 0 {
+		p.Flash = &flash{OK: true, Text: fmt.Sprintf("预约 #%d 已签到（%s）", id, v.Get("slot"))}
+	} else if code := v.Get("fail"); code != "" {
+		if booking.ValidCheckinCode(v.Get("code")) {
+			body.Code = v.Get("code")
+		}
+		p.Flash = &flash{Text: "签到没有成功：" + doorWord(code)}
+	}
+	render(w, http.StatusOK, "door", p)
+	return nil
+}
+
+// doorWords say why a check-in by code was refused, in the salon's words.
+var doorWords = map[string]string{
+	booking.ENOTFOUND:     "今天没有这个签到码的预约，请核对数字",
+	booking.EBADREQUEST:   "签到码是 8 位数字",
+	booking.EINVALIDSTATE: "这个预约已经签到过了",
+	booking.ETOOEARLY:     "还没到签到时间（时段开始前不久才能签到）",
+}
+
+func doorWord(code string) string {
+	if w, ok := doorWords[code]; ok {
+		return w
+	}
+	return errorWord(code)
+}
+
+// doorChange checks in by the posted code and comes back to the door page with
+// the outcome.
+func (c *Console) doorChange(w http.ResponseWriter, q *Request) error {
+	code := strings.TrimSpace(q.form.Get("code"))
+	b, err := q.d.Svc.CheckInByCode(q.ctx, code)
+	out := url.Values{}
+	if err != nil {
+		out.Set("fail", booking.ErrorCode(err))
+		out.Set("code", code)
+		if booking.ErrorCode(err) == booking.EINTERNAL {
+			apigw.Logger(q.ctx).Error("console check-in by code", "err", err.Error())
+		}
+	} else {
+		apigw.SetBookingID(q.ctx, b.ID)
+		out.Set("ok", strconv.FormatInt(b.ID, 10))
+		out.Set("slot", span(b.StartAt, b.EndAt, q.loc()))
+	}
+	Redirect(w, "door?"+out.Encode())
+	return nil
+}
+
 // ---- one booking
 
 type bookingBody struct {

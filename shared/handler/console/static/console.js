@@ -14,3 +14,51 @@ document.addEventListener('submit', function (e) {
     for (var i = 0; i < buttons.length; i++) buttons[i].disabled = true;
   }, 0);
 });
+
+// The door's check-in page: where the browser can read QR codes
+// (BarcodeDetector) and open a camera, "扫码" reads the customer's code into
+// the field and sends it (asked first, like every change); elsewhere the
+// button stays hidden and the salon types the 8 digits.
+(function () {
+  var form = document.getElementById('door');
+  var scan = document.getElementById('scan');
+  if (!form || !scan || !('BarcodeDetector' in window) || !navigator.mediaDevices || !navigator.mediaDevices.getUserMedia) {
+    return;
+  }
+  var video = document.getElementById('camera');
+  var status = document.getElementById('scan-status');
+  var say = function (text) { status.textContent = text; status.hidden = false; };
+  scan.hidden = false;
+  scan.addEventListener('click', function () {
+    var detector = new window.BarcodeDetector({ formats: ['qr_code'] });
+    navigator.mediaDevices.getUserMedia({ video: { facingMode: 'environment' }, audio: false }).then(function (stream) {
+      var stop = function () { stream.getTracks().forEach(function (t) { t.stop(); }); video.hidden = true; };
+      video.srcObject = stream;
+      video.hidden = false;
+      var played = video.play();
+      if (played && played.catch) played.catch(function () {});
+      say('请把顾客的二维码对准摄像头');
+      var look = function () {
+        detector.detect(video).then(function (codes) {
+          for (var i = 0; i < codes.length; i++) {
+            var v = String(codes[i].rawValue || '').trim();
+            if (/^[0-9]{8}$/.test(v)) {
+              stop();
+              form.elements.code.value = v;
+              say('已读到签到码 ' + v);
+              form.requestSubmit();
+              return;
+            }
+          }
+          setTimeout(look, 250);
+        }, function () {
+          stop();
+          say('无法识别二维码，请直接输入数字');
+        });
+      };
+      look();
+    }, function () {
+      say('无法打开摄像头，请直接输入数字');
+    });
+  });
+})();

@@ -1,0 +1,133 @@
+package handler
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+)
+
+// beforeEveryPage runs js in every document the browser opens from now on,
+// before the page's own scripts: the test's stand-in for what the browser has
+// or lacks.
+func (b *browser) beforeEveryPage(js string) {
+	b.t.Helper()
+	if _, err := chromedp.Call(b.timed(), page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: js}); err != nil {
+		b.t.Fatal(err)
+	}
+}
+
+// checkinCodeOf is booking id's check-in code, as its customer's mini-program
+// shows it.
+func (s *system) checkinCodeOf(openid string, id int64) string {
+	s.t.Helper()
+	a := s.call("GET", "/bookings/"+itoa64(id), s.token(openid), nil)
+	code, _ := obj(s.t, a.JSON["booking"])["checkinCode"].(string)
+	if len(code) != 8 {
+		s.t.Fatalf("booking %d has no check-in code: %s", id, a.Body)
+	}
+	return code
+}
+
+// TestDoorCheckInInABrowser: the console's 签到 page. Where the browser has no
+// BarcodeDetector there is no 扫码 button and typing the 8 digits checks the
+// customer in (a wrong code is refused in words, changing nothing); where it
+// has one and a camera, 扫码 reads the code off the customer's QR code, fills the
+// field and sends it, asked first like every change.
+func TestDoorCheckInInABrowser(t *testing.T) {
+	s := newSystem(t)
+	slot := s.doorSlot(3, 5000)
+	if s.day(slot) != time.Now().In(shanghai(t)).Format(time.DateOnly) {
+		t.Skip("the slot falls on tomorrow (the test runs just before midnight in the shop)")
+	}
+	typed := s.paidBooking("oTyped-0001", slot)
+	scanned := s.paidBooking("oScan-00002", slot)
+	typedCode, scannedCode := s.checkinCodeOf("oTyped-0001", typed), s.checkinCodeOf("oScan-00002", scanned)
+
+	// A browser without the API (BarcodeDetector removed, whatever this
+	// Chromium has).
+	b := newBrowser(t, s)
+	b.beforeEveryPage(`delete window.BarcodeDetector;`)
+	if st := b.signIn(testAdmin); st != http.StatusOK {
+		t.Fatalf("sign-in: %d", st)
+	}
+	if st := b.open("door"); st != http.StatusOK {
+		t.Fatalf("door: %d", st)
+	}
+	if !eval[bool](b, `document.getElementById('scan').hidden`) {
+		t.Fatal("扫码 is offered without BarcodeDetector")
+	}
+	b.shot("door")
+	wrong := "00000000"
+	if wrong == typedCode || wrong == scannedCode {
+		wrong = "00000001"
+	}
+	before := s.dbState()
+	b.setValue("#code", wrong)
+	if st := b.submit("#door button.checkin"); st != http.StatusOK {
+		t.Fatalf("wrong code: %d", st)
+	}
+	if msg := b.text("#flash.bad"); !strings.Contains(msg, "今天没有这个签到码") {
+		t.Fatalf("a wrong code says %q", msg)
+	}
+	s.unchanged(before, "a wrong check-in code")
+	b.setValue("#code", typedCode)
+	if st := b.submit("#door button.checkin"); st != http.StatusOK {
+		t.Fatalf("typed code: %d", st)
+	}
+	if msg := b.text("#flash.ok"); !strings.HasPrefix(msg, fmt.Sprintf("预约 #%d 已签到（", typed)) {
+		t.Fatalf("typed check-in says %q", msg)
+	}
+	if st := s.status(typed); st != "completed" {
+		t.Fatalf("after the typed code: %s", st)
+	}
+	if d := b.dialogsSeen(); len(d) == 0 || !strings.HasPrefix(d[len(d)-1], "confirm: ") {
+		t.Fatalf("the check-in was not asked first: %q", d)
+	}
+
+	// A browser with the API and a camera: the stand-ins answer the customer's
+	// code from a QR code in front of a (canvas) camera.
+	b2 := newBrowser(t, s)
+	b2.beforeEveryPage(`
+		window.BarcodeDetector = class {
+			constructor(opts) { this.formats = (opts && opts.formats) || []; }
+			static getSupportedFormats() { return Promise.resolve(['qr_code']); }
+			detect(source) { return Promise.resolve(this.formats.includes('qr_code') && source ? [{ rawValue: ` + jsString(scannedCode) + `, format: 'qr_code' }] : []); }
+		};
+		if (!navigator.mediaDevices) { Object.defineProperty(navigator, 'mediaDevices', { value: {} }); }
+		navigator.mediaDevices.getUserMedia = () => {
+			const c = document.createElement('canvas'); c.width = 64; c.height = 64;
+			return Promise.resolve(c.captureStream());
+		};`)
+	if st := b2.signIn(testAdmin); st != http.StatusOK {
+		t.Fatalf("sign-in: %d", st)
+	}
+	if st := b2.open("door"); st != http.StatusOK {
+		t.Fatalf("door: %d", st)
+	}
+	if eval[bool](b2, `document.getElementById('scan').hidden`) || b2.count("#scan:not([hidden])") != 1 {
+		t.Fatal("扫码 is not offered although the browser reads QR codes")
+	}
+	b2.shot("door-scan")
+	if st := b2.submit("#scan"); st != http.StatusOK {
+		t.Fatalf("scan: %d", st)
+	}
+	if msg := b2.text("#flash.ok"); !strings.HasPrefix(msg, fmt.Sprintf("预约 #%d 已签到", scanned)) {
+		t.Fatalf("scanned check-in says %q", msg)
+	}
+	if st := s.status(scanned); st != "completed" {
+		t.Fatalf("after the scan: %s", st)
+	}
+	// The same code again: refused in words, the booking stays completed.
+	b2.setValue("#code", scannedCode)
+	if st := b2.submit("#door button.checkin"); st != http.StatusOK {
+		t.Fatalf("again: %d", st)
+	}
+	if msg := b2.text("#flash.bad"); !strings.Contains(msg, "已经签到过了") || s.status(scanned) != "completed" {
+		t.Fatalf("a second check-in says %q, booking %s", msg, s.status(scanned))
+	}
+}
