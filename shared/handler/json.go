@@ -32,7 +32,7 @@ type bookingJSON struct {
 	// CheckinCode is shown at the door on the appointment day; null otherwise
 	// (and in the salon's lists, which check in by id).
 	CheckinCode *string `json:"checkinCode"`
-	OpenID          string      `json:"openid,omitempty"` // the salon's view only
+	OpenID      string  `json:"openid,omitempty"` // the salon's view only
 }
 
 type slotJSON struct {
