@@ -50,6 +50,7 @@ var weights = []struct {
 	{"salon-cancel", 3, false},
 	{"capacity", 3, false},
 	{"checkin", 4, false},
+	{"checkin-code", 3, false}, // the customer shows today's check-in code, the salon checks her in by it
 	{"noshow", 2, false},    // the salon marks a confirmed booking as a no-show
 	{"wait", 4, false},      // join a slot's waitlist (409 SEATS_AVAILABLE when it has a seat)
 	{"leave", 1, false},     // leave a slot's waitlist
@@ -349,6 +350,8 @@ func (m *model) do(o op) {
 		}
 	case "peek":
 		m.peek(r, c, o.cust)
+	case "checkin-code":
+		m.checkinByCode(r, c)
 	case "salon-cancel", "checkin":
 		want := []string{"pending_payment", "confirmed"}
 		if o.kind == "checkin" {
@@ -694,6 +697,45 @@ func (m *model) peek(r *rand.Rand, c *customer, cust int) {
 	for _, verb := range []string{"pay", "cancel"} {
 		a := m.s.call("POST", "/bookings/"+itoa(id)+"/"+verb, c.token, nil)
 		m.expect("peek-"+verb, a, "404 NOT_FOUND")
+	}
+	m.expect("peek-read", m.s.call("GET", "/bookings/"+itoa(id), c.token, nil), "404 NOT_FOUND")
+}
+
+// checkinByCode: the customer's own bookings, and for one that shows a
+// check-in code (confirmed, completed or no-show, today), the salon's check-in
+// by that code. A code is 8 digits; the booking checked in is hers.
+func (m *model) checkinByCode(r *rand.Rand, c *customer) {
+	a := m.s.call("GET", "/bookings/mine", c.token, nil)
+	m.expect("mine", a, "200")
+	list, _ := a.JSON["bookings"].([]any)
+	type coded struct {
+		id   int64
+		code string
+	}
+	var codes []coded
+	for _, x := range list {
+		b, _ := x.(map[string]any)
+		code, _ := b["checkinCode"].(string)
+		id, _ := b["bookingId"].(float64)
+		if code == "" {
+			continue
+		}
+		if !booking.ValidCheckinCode(code) {
+			m.s.violate("booking %d shows check-in code %q", int64(id), code)
+		}
+		codes = append(codes, coded{int64(id), code})
+	}
+	if len(codes) == 0 {
+		return
+	}
+	pick := codes[r.IntN(len(codes))]
+	// 404: the slot was moved to another day since the code was read.
+	a = m.s.call("POST", "/admin/checkin", adminToken, map[string]any{"code": pick.code})
+	m.expect("checkin-code", a, "200", "409 INVALID_STATE", "409 TOO_EARLY", "404 NOT_FOUND")
+	if a.Status == http.StatusOK {
+		if id, _ := a.JSON["booking"].(map[string]any)["bookingId"].(float64); int64(id) != pick.id {
+			m.s.violate("check-in by the code of booking %d checked in booking %d", pick.id, int64(id))
+		}
 	}
 }
 
