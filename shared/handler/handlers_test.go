@@ -163,7 +163,7 @@ func TestCustomerRoutes(t *testing.T) {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	if strings.Join(keys, ",") != "amountFen,bookingId,cancelFreeUntil,createdAt,endAt,lockExpireAt,refund,slotId,startAt,status" {
+	if strings.Join(keys, ",") != "amountFen,bookingId,cancelFreeUntil,checkinCode,createdAt,endAt,lockExpireAt,refund,slotId,startAt,status" {
 		t.Errorf("booking fields %v", keys)
 	}
 	if b["status"] != "pending_payment" || b["slotId"] != float64(slot) || b["amountFen"] != 5000.0 || b["refund"] != nil {
