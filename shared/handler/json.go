@@ -32,7 +32,7 @@ type bookingJSON struct {
 	// CheckinCode is shown at the door on the appointment day; null otherwise
 	// (and in the salon's lists, which check in by id).
 	CheckinCode *string `json:"checkinCode"`
-	OpenID      string  `json:"openid,omitempty"` // the salon's view only
+	OpenID      *string `json:"openid,omitempty"` // the salon's view only; "" for a walk-in without one
 	// Customer is who the booking is for: the salon's view only.
 	Customer *adminCustomerJSON `json:"customer,omitempty"`
 }
@@ -119,7 +119,8 @@ func toBookingJSON(b *booking.Booking, cfg *config.Config, withOpenID bool) book
 		j.CheckinCode = &code
 	}
 	if withOpenID {
-		j.OpenID = b.OpenID
+		openid := b.OpenID
+		j.OpenID = &openid
 		j.Customer = toAdminCustomerJSON(b.Customer)
 	}
 	return j

@@ -187,6 +187,10 @@ func (db *DB) AttachCustomers(ctx context.Context, bs []*booking.Booking) error 
 	return nil
 }
 
+// errNoSeat is the walk-in's seat-taking UPDATE matching no row: the slot filled
+// up, closed or ended since the transaction's first read.
+var errNoSeat = errors.New("mysql: walk-in: no seat taken")
+
 func nullString(s *string) any {
 	if s == nil {
 		return nil
@@ -278,10 +282,15 @@ func (db *DB) WalkIn(ctx context.Context, req booking.WalkInRequest) (*booking.B
 			return err
 		}
 		if n, _ := res.RowsAffected(); n != 1 {
-			return whyNotTaken(ctx, tx, slot.ID)
+			return errNoSeat
 		}
 		return nil
 	})
+	if errors.Is(err, errNoSeat) {
+		// Told apart after the rollback, by a fresh read: the transaction's own
+		// snapshot may predate the seat that went to someone else.
+		return nil, whyNotTaken(ctx, db.db, req.SlotID)
+	}
 	if err != nil {
 		return nil, err
 	}
