@@ -51,11 +51,11 @@ var weights = []struct {
 	{"capacity", 3, false},
 	{"checkin", 4, false},
 	{"checkin-code", 3, false}, // the customer shows today's check-in code, the salon checks her in by it
-	{"noshow", 2, false},    // the salon marks a confirmed booking as a no-show
-	{"wait", 4, false},      // join a slot's waitlist (409 SEATS_AVAILABLE when it has a seat)
-	{"leave", 1, false},     // leave a slot's waitlist
-	{"slot-soon", 1, false}, // a slot's start comes within the free-cancel window
-	{"slot-over", 1, false}, // a slot's appointment is over (no-shows fall due)
+	{"noshow", 2, false},       // the salon marks a confirmed booking as a no-show
+	{"wait", 4, false},         // join a slot's waitlist (409 SEATS_AVAILABLE when it has a seat)
+	{"leave", 1, false},        // leave a slot's waitlist
+	{"slot-soon", 1, false},    // a slot's start comes within the free-cancel window
+	{"slot-over", 1, false},    // a slot's appointment is over (no-shows fall due)
 	{"release", 6, false},
 	{"time-passes", 5, false}, // holds expire, release leases lapse
 	{"redeliver", 4, false},   // WeChat retries a notification that failed

@@ -12,6 +12,7 @@ const (
 	EventCheckIn       = "checkin"               // 1 -> 2, or 5 -> 2 when the salon checks in late
 	EventNoShow        = "no_show"               // 1 -> 5 by the timer after the grace, or by the salon after the start
 	EventWaitlistOffer = "waitlist_offer"        // a freed seat handed to the first in line: a new booking (-> 0, or -> 1 for a free slot)
+	EventWalkIn        = "walk_in"               // the salon booked someone at the counter or on the phone (-> 1)
 	EventLateCancel    = "late_cancel"           // 1 -> 3 by the customer after cancelFreeUntil: the deposit is kept
 	EventCancel        = "cancel"                // 0|1 -> 3
 	EventRelease       = "release"               // 0 -> 4 by the timer

@@ -115,9 +115,16 @@ type Refund struct {
 
 // Booking is one customer's reservation of one seat in one slot.
 type Booking struct {
-	ID            int64
-	SlotID        int64
-	OpenID        string
+	ID     int64
+	SlotID int64
+	// OpenID is the mini-program customer's, "" for a booking the salon made
+	// for a walk-in or a caller without one.
+	OpenID string
+	// CustomerID names the customer of a booking the salon made (0 for a
+	// mini-program booking, whose customer is the row of its openid); Customer
+	// is filled in for the salon's views.
+	CustomerID    int64
+	Customer      *Customer
 	Status        Status
 	AmountFen     int64
 	OutTradeNo    string

@@ -64,6 +64,8 @@ var Transitions = []Transition{
 	{Event: EventWaitlistOffer, From: StatusNew, To: StatusPending, Actors: []string{ActorSystem}, Seat: SeatTaken,
 		Notify: []NotificationKind{NotifyWaitlist},
 		Why:    "a freed seat handed to the first in line, as a hold: never confirmed unasked, also when free"},
+	{Event: EventWalkIn, From: StatusNew, To: StatusConfirmed, Actors: []string{ActorSalon}, Seat: SeatTaken,
+		Why: "the salon books someone at the counter or on the phone: confirmed at once, amountFen 0 (paid in the shop), no WeChat order, no messages"},
 	{Event: EventConfirm, From: StatusPending, To: StatusConfirmed, Actors: []string{ActorWeChat}, Seat: SeatKept,
 		Payment: true, Notify: []NotificationKind{NotifyConfirmed, NotifyReminder},
 		Why: "a verified payment (notification, or a signed query by the release run or a cancel)"},
@@ -219,7 +221,8 @@ func (p Policy) FirstToOffer(line []Waiter, passed map[int64]bool) (Waiter, bool
 	return Waiter{}, false
 }
 
-// Hold is a new booking that takes a seat: a reservation or a waitlist offer.
+// Hold is a new booking that takes a seat: a reservation, a waitlist offer or
+// the salon's walk-in.
 // Both are made by this one definition (the stored procedure of reserve
 // spells the same; a test of the store holds the two together).
 type Hold struct {
@@ -230,8 +233,13 @@ type Hold struct {
 
 // NewHold is the booking a seat of slot becomes at now: pending with the usual
 // hold for a slot with a price; for a free slot confirmed at once when the
-// customer reserves it herself, and pending (to be accepted) when it is offered.
+// customer reserves it herself, and pending (to be accepted) when it is offered;
+// the salon's walk-in is confirmed at once for nothing (paid in the shop), with
+// no hold to end.
 func (p Policy) NewHold(slot Slot, now time.Time, event string) Hold {
+	if event == EventWalkIn {
+		return Hold{Status: StatusConfirmed, AmountFen: 0, LockExpire: now}
+	}
 	h := Hold{Status: StatusPending, AmountFen: slot.PriceFen, LockExpire: HoldEnd(now, slot.StartAt, p.LockTTL)}
 	if event == EventReserve && slot.PriceFen == 0 {
 		h.Status = StatusConfirmed

@@ -207,7 +207,7 @@ var settings = []setting{
 		return nil
 	}, fns(FunctionAdmin), nil},
 	{"WX_APPID", text(func(c *Config) *string { return &c.WXAppID }), append(fns(FunctionLogin), payUsers...), fns(FunctionLogin)},
-	{"WX_APPSECRET", text(func(c *Config) *string { return &c.WXAppSecret }), fns(FunctionLogin), fns(FunctionLogin)},
+	{"WX_APPSECRET", text(func(c *Config) *string { return &c.WXAppSecret }), fns(FunctionLogin, FunctionReserve), fns(FunctionLogin)},
 	{"WX_API_BASE", func(c *Config, v string, _ func(string) string) error {
 		u, err := url.Parse(v)
 		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
@@ -215,7 +215,7 @@ var settings = []setting{
 		}
 		c.WXAPIBase = strings.TrimRight(v, "/")
 		return nil
-	}, fns(FunctionLogin), nil},
+	}, fns(FunctionLogin, FunctionReserve), nil},
 	{"WECHATPAY_MCHID", nil, payUsers, nil},
 	{"WECHATPAY_MCH_CERT_SERIAL", nil, payUsers, nil},
 	{"WECHATPAY_MCH_PRIVATE_KEY", nil, payUsers, nil},

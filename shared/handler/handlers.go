@@ -143,7 +143,38 @@ func ReserveRouter(e *instance.Env) *apigw.Router {
 	rt.Handle("GET /waitlist/mine", s.customer(s.myWaitlist))
 	rt.Handle("GET /bookings/mine", s.customer(s.myBookings))
 	rt.Handle("GET /bookings/{id}", s.customer(s.myBooking))
+	rt.Handle("GET /me", s.customer(s.me))
+	rt.Handle("PUT /me", s.customer(s.updateMe))
 	return rt
+}
+
+// me answers the customer as she sees herself: her name, her phone number
+// masked, her no-shows in 90 days.
+func (s *Server) me(w http.ResponseWriter, r *http.Request, d *instance.Deps, openid string) error {
+	c, err := d.Svc.Me(r.Context(), openid)
+	if err != nil {
+		return err
+	}
+	apigw.WriteJSON(w, http.StatusOK, map[string]any{"customer": toMeJSON(c)})
+	return nil
+}
+
+// updateMe sets the customer's name and/or, with the code of the
+// getPhoneNumber button, the phone number WeChat vouches for.
+func (s *Server) updateMe(w http.ResponseWriter, r *http.Request, d *instance.Deps, openid string) error {
+	var body struct {
+		Name      *string `json:"name"`
+		PhoneCode *string `json:"phoneCode"`
+	}
+	if err := apigw.DecodeJSON(r, &body); err != nil {
+		return err
+	}
+	c, err := d.Svc.UpdateMe(r.Context(), openid, service.MeUpdate{Name: body.Name, PhoneCode: body.PhoneCode})
+	if err != nil {
+		return err
+	}
+	apigw.WriteJSON(w, http.StatusOK, map[string]any{"customer": toMeJSON(c)})
+	return nil
 }
 
 // myBooking answers one of the customer's own bookings, with its check-in code
@@ -291,6 +322,60 @@ func bookingResponse(w http.ResponseWriter, d *instance.Deps, b *booking.Booking
 	return nil
 }
 
+// adminBookingResponse answers a booking as the salon sees it: with its openid
+// and its customer.
+func adminBookingResponse(w http.ResponseWriter, r *http.Request, d *instance.Deps, b *booking.Booking, err error, status int) error {
+	if err != nil {
+		return err
+	}
+	apigw.SetBookingID(r.Context(), b.ID)
+	if b.Customer == nil {
+		if err := d.Svc.WithCustomers(r.Context(), b); err != nil {
+			return err
+		}
+	}
+	apigw.WriteJSON(w, status, map[string]any{"booking": toBookingJSON(b, d.Cfg, true)})
+	return nil
+}
+
+// walkIn books someone at the counter or on the phone: 201 with the booking,
+// confirmed, amountFen 0.
+func (s *Server) walkIn(w http.ResponseWriter, r *http.Request, d *instance.Deps) error {
+	var body struct {
+		SlotID int64  `json:"slotId"`
+		Name   string `json:"name"`
+		Phone  string `json:"phone"`
+	}
+	if err := apigw.DecodeJSON(r, &body); err != nil {
+		return err
+	}
+	b, err := d.Svc.WalkIn(r.Context(), booking.WalkInRequest{SlotID: body.SlotID, Name: body.Name, Phone: body.Phone})
+	return adminBookingResponse(w, r, d, b, err, http.StatusCreated)
+}
+
+// setCustomerNote sets the salon's note on a customer.
+func (s *Server) setCustomerNote(w http.ResponseWriter, r *http.Request, d *instance.Deps) error {
+	id, err := apigw.PathInt64(r, "customerId")
+	if err != nil {
+		return err
+	}
+	var body struct {
+		Note *string `json:"note"`
+	}
+	if err := apigw.DecodeJSON(r, &body); err != nil {
+		return err
+	}
+	if body.Note == nil {
+		return booking.Errorf(booking.EBADREQUEST, "note: required (\"\" clears it)")
+	}
+	c, err := d.Svc.SetCustomerNote(r.Context(), id, *body.Note)
+	if err != nil {
+		return err
+	}
+	apigw.WriteJSON(w, http.StatusOK, map[string]any{"customer": toAdminCustomerJSON(c)})
+	return nil
+}
+
 // AdminRouter serves the salon: schedule, slot changes, the day's bookings,
 // cancel and check-in, and the console (HTML) under /admin/.
 func AdminRouter(e *instance.Env) *apigw.Router {
@@ -299,6 +384,8 @@ func AdminRouter(e *instance.Env) *apigw.Router {
 	rt.Handle("POST /admin/slots", s.admin(s.createSchedule))
 	rt.Handle("PATCH /admin/slots/{id}", s.admin(s.updateSlot))
 	rt.Handle("GET /admin/bookings", s.admin(s.dayBookings))
+	rt.Handle("POST /admin/bookings", s.admin(s.walkIn))
+	rt.Handle("PATCH /admin/customers/{customerId}", s.admin(s.setCustomerNote))
 	rt.Handle("POST /admin/bookings/{id}/cancel", s.admin(s.cancelBySalon))
 	rt.Handle("POST /admin/bookings/{id}/checkin", s.admin(s.checkIn))
 	rt.Handle("POST /admin/bookings/{id}/noshow", s.admin(s.markNoShow))
@@ -345,6 +432,9 @@ func (s *Server) dayBookings(w http.ResponseWriter, r *http.Request, d *instance
 	if err != nil {
 		return err
 	}
+	if err := d.Svc.WithCustomers(r.Context(), bs...); err != nil {
+		return err
+	}
 	apigw.WriteJSON(w, http.StatusOK, map[string]any{"date": date, "bookings": toBookingsJSON(bs, d.Cfg, true)})
 	return nil
 }
@@ -355,7 +445,7 @@ func (s *Server) cancelBySalon(w http.ResponseWriter, r *http.Request, d *instan
 		return err
 	}
 	b, err := d.Svc.CancelBySalon(r.Context(), id)
-	return bookingResponse(w, d, b, err, true)
+	return adminBookingResponse(w, r, d, b, err, http.StatusOK)
 }
 
 // checkInByCode checks in today's booking with the code the customer shows at
@@ -368,7 +458,7 @@ func (s *Server) checkInByCode(w http.ResponseWriter, r *http.Request, d *instan
 		return err
 	}
 	b, err := d.Svc.CheckInByCode(r.Context(), body.Code)
-	return bookingResponse(w, d, b, err, true)
+	return adminBookingResponse(w, r, d, b, err, http.StatusOK)
 }
 
 func (s *Server) checkIn(w http.ResponseWriter, r *http.Request, d *instance.Deps) error {
@@ -377,7 +467,7 @@ func (s *Server) checkIn(w http.ResponseWriter, r *http.Request, d *instance.Dep
 		return err
 	}
 	b, err := d.Svc.CheckIn(r.Context(), id)
-	return bookingResponse(w, d, b, err, true)
+	return adminBookingResponse(w, r, d, b, err, http.StatusOK)
 }
 
 func (s *Server) markNoShow(w http.ResponseWriter, r *http.Request, d *instance.Deps) error {
@@ -386,7 +476,7 @@ func (s *Server) markNoShow(w http.ResponseWriter, r *http.Request, d *instance.
 		return err
 	}
 	b, err := d.Svc.MarkNoShow(r.Context(), id)
-	return bookingResponse(w, d, b, err, true)
+	return adminBookingResponse(w, r, d, b, err, http.StatusOK)
 }
 
 // pathBookingID reads the booking id of the path and names it on the log line.

@@ -32,7 +32,48 @@ type bookingJSON struct {
 	// CheckinCode is shown at the door on the appointment day; null otherwise
 	// (and in the salon's lists, which check in by id).
 	CheckinCode *string `json:"checkinCode"`
-	OpenID      string  `json:"openid,omitempty"` // the salon's view only
+	OpenID      *string `json:"openid,omitempty"` // the salon's view only; "" for a walk-in without one
+	// Customer is who the booking is for: the salon's view only.
+	Customer *adminCustomerJSON `json:"customer,omitempty"`
+}
+
+// adminCustomerJSON is a customer as the salon sees her, the full phone number
+// included; a field not given yet is null.
+type adminCustomerJSON struct {
+	CustomerID int64   `json:"customerId"`
+	Name       *string `json:"name"`
+	Phone      *string `json:"phone"`
+	Visits     int     `json:"visits"`
+	NoShows90d int     `json:"noShows90d"`
+	Note       *string `json:"note"`
+}
+
+// meJSON is the customer as the mini-program sees herself: never the full
+// phone number.
+type meJSON struct {
+	Name        *string `json:"name"`
+	PhoneMasked *string `json:"phoneMasked"`
+	NoShows90d  int     `json:"noShows90d"`
+}
+
+// orNull is s, or JSON null for "".
+func orNull(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func toAdminCustomerJSON(c *booking.Customer) *adminCustomerJSON {
+	if c == nil {
+		return nil
+	}
+	return &adminCustomerJSON{CustomerID: c.ID, Name: orNull(c.Name), Phone: orNull(c.Phone),
+		Visits: c.Visits, NoShows90d: c.NoShows90d, Note: orNull(c.Note)}
+}
+
+func toMeJSON(c *booking.Customer) meJSON {
+	return meJSON{Name: orNull(c.Name), PhoneMasked: orNull(booking.MaskPhone(c.Phone)), NoShows90d: c.NoShows90d}
 }
 
 type slotJSON struct {
@@ -78,7 +119,9 @@ func toBookingJSON(b *booking.Booking, cfg *config.Config, withOpenID bool) book
 		j.CheckinCode = &code
 	}
 	if withOpenID {
-		j.OpenID = b.OpenID
+		openid := b.OpenID
+		j.OpenID = &openid
+		j.Customer = toAdminCustomerJSON(b.Customer)
 	}
 	return j
 }

@@ -260,6 +260,8 @@ func (e *Env) build() (*Deps, error) {
 	}
 	if cfg.WXAppID != "" && cfg.WXAppSecret != "" {
 		d.Svc.Messages = e.messenger(cfg, store)
+		// Phone numbers (PUT /me) with the same shared access token.
+		d.Svc.Phones = &wxmsg.Client{BaseURL: cfg.WXAPIBase, AppID: cfg.WXAppID, AppSecret: cfg.WXAppSecret, Tokens: store}
 	}
 	return d, nil
 }

@@ -9,7 +9,7 @@ import (
 	"salon/shared/booking"
 )
 
-const bookingColumns = `b.book_id, b.slot_id, b.openid, b.status, b.amount_fen, COALESCE(b.out_trade_no, ''),
+const bookingColumns = `b.book_id, b.slot_id, COALESCE(b.openid, ''), COALESCE(b.customer_id, 0), b.status, b.amount_fen, COALESCE(b.out_trade_no, ''),
 	COALESCE(b.idem_key, ''), b.lock_expire, COALESCE(b.transaction_id, ''), b.paid_at,
 	b.refund_status, b.refund_fen, b.refund_no, b.refunded_at, b.refund_attempts, b.created_at, b.updated_at,
 	s.start_at, s.end_at`
@@ -23,7 +23,7 @@ func scanBooking(row interface{ Scan(...any) error }) (*booking.Booking, error) 
 	var refundedAt sql.NullTime
 	var refundAttempts int
 	var paidAt sql.NullTime
-	if err := row.Scan(&b.ID, &b.SlotID, &b.OpenID, &b.Status, &b.AmountFen, &b.OutTradeNo,
+	if err := row.Scan(&b.ID, &b.SlotID, &b.OpenID, &b.CustomerID, &b.Status, &b.AmountFen, &b.OutTradeNo,
 		&b.IdemKey, &b.LockExpire, &b.TransactionID, &paidAt,
 		&refundStatus, &refundFen, &refundNo, &refundedAt, &refundAttempts, &b.CreatedAt, &b.UpdatedAt,
 		&b.StartAt, &b.EndAt); err != nil {
@@ -94,8 +94,15 @@ func (db *DB) CountNoShows(ctx context.Context, openid string, within time.Durat
 // status and the window in microseconds. Reserve's refusal and the waitlist's
 // passing over count them the same way.
 func noShowsOf(openid string) string {
+	return noShowsWhere(`nb.openid = ` + openid)
+}
+
+// noShowsWhere is noShowsOf for the bookings nb that the SQL condition who
+// picks: the salon's view of a customer counts her walk-ins (customer_id) with
+// her mini-program bookings (openid) in the same window.
+func noShowsWhere(who string) string {
 	return `(SELECT COUNT(*) FROM t_booking nb JOIN t_slot ns ON ns.slot_id = nb.slot_id
-		WHERE nb.openid = ` + openid + ` AND nb.status = ? AND ns.start_at >= UTC_TIMESTAMP(6) - INTERVAL ? MICROSECOND)`
+		WHERE ` + who + ` AND nb.status = ? AND ns.start_at >= UTC_TIMESTAMP(6) - INTERVAL ? MICROSECOND)`
 }
 
 // ListSlotBookings returns the bookings of the slots starting in [from, to), for

@@ -7,6 +7,7 @@ import drv "github.com/go-sql-driver/mysql"
 const (
 	BookableExprForTest       = bookableExpr
 	OpenForBookingExprForTest = openForBookingExpr
+	WalkInOpenExprForTest     = walkInOpenExpr
 )
 
 var SeatHoldingSQLForTest = seatHoldingSQL

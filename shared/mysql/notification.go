@@ -7,12 +7,17 @@ import (
 	"salon/shared/booking"
 )
 
+// messagedBooking is the condition on a booking (its columns unqualified) that
+// its customer hears about it: a booking the salon made at the counter or on
+// the phone (walk_in) has no WeChat order and causes no messages.
+const messagedBooking = `out_trade_no IS NOT NULL AND openid IS NOT NULL`
+
 // enqueueNotification writes a notification of the booking into the outbox,
 // inside the caller's transaction, so it exists exactly when the change that
 // causes it does. One per booking and kind: writing it again changes nothing.
 func enqueueNotification(ctx context.Context, q querier, bookingID int64, kind booking.NotificationKind) error {
 	_, err := q.ExecContext(ctx, `INSERT INTO t_notification (book_id, kind, openid, status, next_at, created_at)
-		SELECT book_id, ?, openid, ?, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6) FROM t_booking WHERE book_id = ?
+		SELECT book_id, ?, openid, ?, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6) FROM t_booking WHERE book_id = ? AND `+messagedBooking+`
 		ON DUPLICATE KEY UPDATE notification_id = notification_id`, kind, booking.NotificationPending, bookingID)
 	return err
 }
@@ -31,7 +36,7 @@ func enqueueReminders(ctx context.Context, q querier, remindBefore time.Duration
 	res, err := q.ExecContext(ctx, `INSERT INTO t_notification (book_id, kind, openid, status, next_at, created_at)
 		SELECT b.book_id, ?, b.openid, ?, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6)
 		FROM t_booking b JOIN t_slot s ON s.slot_id = b.slot_id
-		WHERE b.status = ? AND (? = 0 OR b.book_id = ?)
+		WHERE b.status = ? AND (? = 0 OR b.book_id = ?) AND `+messagedBooking+`
 		  AND s.start_at > UTC_TIMESTAMP(6) AND s.start_at <= UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND
 		ON DUPLICATE KEY UPDATE notification_id = notification_id`,
 		booking.NotifyReminder, booking.NotificationPending, booking.StatusConfirmed, bookingID, bookingID, remindBefore.Microseconds())

@@ -196,3 +196,12 @@ func (db *DB) findSlotView(ctx context.Context, id int64) (*booking.SlotView, er
 	v.Slot = *s
 	return &v, nil
 }
+
+// walkInOpenExpr is booking.Slot.OpenForWalkIn in SQL, by the database's clock:
+// open, not ended (the walk-in sitting down now), starting within the booking
+// window (its one parameter, in days). walkInBookableExpr adds a free seat: the
+// condition of the walk-in's seat-taking UPDATE.
+const (
+	walkInOpenExpr     = `(is_open = 1 AND end_at > UTC_TIMESTAMP(6) AND start_at <= UTC_TIMESTAMP(6) + INTERVAL ? DAY)`
+	walkInBookableExpr = `(` + walkInOpenExpr + ` AND booked < capacity)`
+)

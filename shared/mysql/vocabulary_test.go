@@ -40,8 +40,8 @@ func TestBookableSQLMatchesTheDomain(t *testing.T) {
 			}
 		}
 	}
-	rows, err := db.SQL().Query(`SELECT slot_id, start_at, capacity, booked, is_open, `+
-		mysql.OpenForBookingExprForTest+`, `+mysql.BookableExprForTest+`, UTC_TIMESTAMP(6) FROM t_slot`, window, window)
+	rows, err := db.SQL().Query(`SELECT slot_id, start_at, end_at, capacity, booked, is_open, `+
+		mysql.OpenForBookingExprForTest+`, `+mysql.BookableExprForTest+`, `+mysql.WalkInOpenExprForTest+`, UTC_TIMESTAMP(6) FROM t_slot`, window, window, window)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,10 +49,13 @@ func TestBookableSQLMatchesTheDomain(t *testing.T) {
 	n := 0
 	for rows.Next() {
 		var s booking.Slot
-		var sqlOpen, sqlBookable bool
+		var sqlOpen, sqlBookable, sqlWalkIn bool
 		var now time.Time
-		if err := rows.Scan(&s.ID, &s.StartAt, &s.Capacity, &s.Booked, &s.Open, &sqlOpen, &sqlBookable, &now); err != nil {
+		if err := rows.Scan(&s.ID, &s.StartAt, &s.EndAt, &s.Capacity, &s.Booked, &s.Open, &sqlOpen, &sqlBookable, &sqlWalkIn, &now); err != nil {
 			t.Fatal(err)
+		}
+		if got := s.OpenForWalkIn(now, window); got != sqlWalkIn {
+			t.Errorf("slot %d (start %s, end %s, now %s, open %v): Go OpenForWalkIn %v, SQL %v", s.ID, s.StartAt, s.EndAt, now, s.Open, got, sqlWalkIn)
 		}
 		if got := s.OpenForBooking(now, window); got != sqlOpen {
 			t.Errorf("slot %d (start %s, now %s, open %v): Go OpenForBooking %v, SQL %v", s.ID, s.StartAt, now, s.Open, got, sqlOpen)

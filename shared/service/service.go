@@ -50,6 +50,10 @@ type Service struct {
 	// Messages sends customer notifications; nil (WX_APPID unset) leaves them
 	// waiting in the outbox.
 	Messages Messenger
+
+	// Phones exchanges the mini-program's phone codes; nil (WX_APPID or
+	// WX_APPSECRET unset) answers UPSTREAM_UNAVAILABLE to a phone code.
+	Phones Phones
 }
 
 // New returns the service over store, with the default policy; the caller

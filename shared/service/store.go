@@ -30,6 +30,20 @@ type Bookings interface {
 	FindByCheckinCode(ctx context.Context, day, code string) (*booking.Booking, error)
 }
 
+// Customers are the salon's customers: mini-program customers by openid (a row
+// made the first time it is needed), walk-ins by id, and the walk-in booking
+// that takes a seat for someone at the counter or on the phone.
+type Customers interface {
+	CustomerByOpenID(ctx context.Context, openid string) (*booking.Customer, error)
+	// UpdateCustomer sets a mini-program customer's name and/or phone; nil
+	// leaves one unchanged.
+	UpdateCustomer(ctx context.Context, openid string, name, phone *string) (*booking.Customer, error)
+	SetCustomerNote(ctx context.Context, id int64, note string) (*booking.Customer, error)
+	// AttachCustomers fills in each booking's Customer, for the salon's views.
+	AttachCustomers(ctx context.Context, bs []*booking.Booking) error
+	WalkIn(ctx context.Context, req booking.WalkInRequest) (*booking.Booking, error)
+}
+
 // Slots are the schedule.
 type Slots interface {
 	CreateSlots(ctx context.Context, slots []booking.ScheduledSlot) (created, skipped int, err error)
@@ -98,6 +112,7 @@ type ConsoleSessions interface {
 // it at the end of an instance.
 type Store interface {
 	Bookings
+	Customers
 	Slots
 	Waitlists
 	Refunds
@@ -122,4 +137,11 @@ type Payments interface {
 	QueryOrder(ctx context.Context, outTradeNo string) (*booking.OrderState, error)
 	Refund(ctx context.Context, r booking.RefundRequest) (*booking.RefundResult, error)
 	QueryRefund(ctx context.Context, outRefundNo string) (*booking.RefundResult, error)
+}
+
+// Phones exchanges the code of the mini-program's getPhoneNumber button for the
+// customer's number (implemented by *wxmsg.Client): a code WeChat rejects is
+// BAD_REQUEST, WeChat not answering UPSTREAM_UNAVAILABLE.
+type Phones interface {
+	PhoneNumber(ctx context.Context, code string) (string, error)
 }

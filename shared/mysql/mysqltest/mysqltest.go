@@ -183,12 +183,16 @@ func CheckInvariant(tb testing.TB, db *mysql.DB) {
 	if err := rows.Err(); err != nil {
 		tb.Fatal(err)
 	}
-	var dup int
-	if err := db.SQL().QueryRow(`SELECT COUNT(*) FROM (SELECT openid FROM t_booking WHERE status IN (0, 1)
-		GROUP BY openid HAVING COUNT(*) > 1) d`).Scan(&dup); err != nil {
-		tb.Fatal(err)
-	}
-	if dup > 0 {
-		tb.Errorf("invariant broken: %d customers hold more than one unfinished booking", dup)
+	// By openid (mini-program customers) and by customer (also walk-ins, who
+	// have no openid).
+	for _, who := range []string{"openid", "customer_id"} {
+		var dup int
+		if err := db.SQL().QueryRow(`SELECT COUNT(*) FROM (SELECT ` + who + ` FROM t_booking WHERE status IN (0, 1) AND ` + who + ` IS NOT NULL
+			GROUP BY ` + who + ` HAVING COUNT(*) > 1) d`).Scan(&dup); err != nil {
+			tb.Fatal(err)
+		}
+		if dup > 0 {
+			tb.Errorf("invariant broken: %d customers (by %s) hold more than one unfinished booking", dup, who)
+		}
 	}
 }

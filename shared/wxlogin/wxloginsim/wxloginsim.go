@@ -1,6 +1,7 @@
 // Package wxloginsim is a local stand-in for WeChat's server API, for tests and local
 // development: code2session (login), stable_token (access tokens) and
-// message/subscribe/send (subscribe messages, listed at GET /sim/messages). It
+// message/subscribe/send (subscribe messages, listed at GET /sim/messages) and
+// wxa/business/getuserphonenumber (phone codes issued by PhoneCode). It
 // answers like WeChat: HTTP 200 with JSON, errors as errcode/errmsg. The openid is
 // derived from the appid and the code, so the same code always logs in the same
 // customer.
@@ -28,8 +29,9 @@ const (
 )
 
 // Server is an http.Handler serving GET /sns/jscode2session, POST
-// /cgi-bin/stable_token, POST /cgi-bin/message/subscribe/send and GET /sim/messages.
-// A Mode other than Normal applies to the first three: WeChat down is down for all.
+// /cgi-bin/stable_token, POST /cgi-bin/message/subscribe/send, POST
+// /wxa/business/getuserphonenumber and GET /sim/messages. A Mode other than
+// Normal applies to all but the last: WeChat down is down for all.
 type Server struct {
 	AppID     string
 	AppSecret string
@@ -44,6 +46,7 @@ type Server struct {
 	calls int
 	stop  chan struct{} // closed by Close: releases hung requests
 	msg   messaging
+	phone phones
 }
 
 // New returns a simulator that accepts the given app credentials.
@@ -106,6 +109,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.stableToken(w, r)
 	case "/cgi-bin/message/subscribe/send":
 		s.subscribeSend(w, r)
+	case "/wxa/business/getuserphonenumber":
+		s.phoneNumber(w, r)
 	case "/sim/messages":
 		s.listMessages(w, r)
 	default:

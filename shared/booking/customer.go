@@ -1,0 +1,125 @@
+package booking
+
+import (
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Customer is one customer of the salon: a mini-program customer (OpenID set)
+// or someone the salon booked at the counter or on the phone (no OpenID). Name,
+// Phone and Note are "" until given.
+type Customer struct {
+	ID     int64
+	OpenID string
+	Name   string
+	Phone  string
+	Note   string
+	// Visits counts her completed bookings; NoShows90d her no-shows whose slot
+	// started within NoShowWindow (NO_SHOW_LIMIT's count).
+	Visits     int
+	NoShows90d int
+}
+
+// MaxNameLen and MaxNoteLen are in characters, as the columns of t_customer.
+const (
+	MaxNameLen = 20
+	MaxNoteLen = 200
+	PhoneLen   = 11
+)
+
+// CleanName is the name as it is kept: trimmed, then 1-MaxNameLen characters
+// of valid UTF-8 with no control characters; anything else is BAD_REQUEST.
+func CleanName(s string) (string, error) {
+	if !utf8.ValidString(s) {
+		return "", Errorf(EBADREQUEST, "name: not valid UTF-8")
+	}
+	s = strings.TrimSpace(s)
+	switch n := utf8.RuneCountInString(s); {
+	case n == 0:
+		return "", Errorf(EBADREQUEST, "name: empty")
+	case n > MaxNameLen:
+		return "", Errorf(EBADREQUEST, "name: %d characters, at most %d", n, MaxNameLen)
+	case strings.ContainsFunc(s, unicode.IsControl):
+		return "", Errorf(EBADREQUEST, "name: control characters")
+	}
+	return s, nil
+}
+
+// CleanNote is the salon's note as it is kept: at most MaxNoteLen characters of
+// valid UTF-8, trimmed; "" clears it. Line breaks and tabs are allowed (it is
+// the salon's own text), other control characters are not.
+func CleanNote(s string) (string, error) {
+	if !utf8.ValidString(s) {
+		return "", Errorf(EBADREQUEST, "note: not valid UTF-8")
+	}
+	s = strings.TrimSpace(s)
+	if n := utf8.RuneCountInString(s); n > MaxNoteLen {
+		return "", Errorf(EBADREQUEST, "note: %d characters, at most %d", n, MaxNoteLen)
+	}
+	if strings.ContainsFunc(s, func(r rune) bool { return unicode.IsControl(r) && r != '\n' && r != '\t' && r != '\r' }) {
+		return "", Errorf(EBADREQUEST, "note: control characters")
+	}
+	return s, nil
+}
+
+// ValidPhone reports whether s is a phone number the salon may write down: 11
+// digits (a mainland mobile number), nothing else.
+func ValidPhone(s string) bool {
+	if len(s) != PhoneLen {
+		return false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// MaskPhone is the number as the mini-program may show it: the first three and
+// the last four digits, the rest hidden (138****5678); a number too short to
+// keep anything hidden is all stars. "" stays "" (no number).
+func MaskPhone(p string) string {
+	if p == "" {
+		return ""
+	}
+	if len(p) < 8 {
+		return strings.Repeat("*", len(p))
+	}
+	return p[:3] + "****" + p[len(p)-4:]
+}
+
+// WalkInRequest is the salon taking a seat for someone at the counter or on the
+// phone: the slot, the name (required) and the phone (optional).
+type WalkInRequest struct {
+	SlotID int64
+	Name   string
+	Phone  string
+}
+
+// Clean checks the request and returns it as it is kept: the name by
+// CleanName's rules, the phone "" or 11 digits.
+func (r WalkInRequest) Clean() (WalkInRequest, error) {
+	if r.SlotID <= 0 {
+		return r, Errorf(EBADREQUEST, "slotId: want a positive integer")
+	}
+	name, err := CleanName(r.Name)
+	if err != nil {
+		return r, err
+	}
+	r.Name = name
+	if r.Phone != "" && !ValidPhone(r.Phone) {
+		return r, Errorf(EBADREQUEST, "phone: want %d digits", PhoneLen)
+	}
+	return r, nil
+}
+
+// OpenForWalkIn reports whether the salon can seat someone in the slot at now,
+// apart from a free seat: open, not ended (a slot under way takes the walk-in
+// sitting down now), starting within windowDays. The store's SQL spells the
+// same rule (walkInOpenExpr; a test checks the two agree).
+func (s *Slot) OpenForWalkIn(now time.Time, windowDays int) bool {
+	return s.Open && s.EndAt.After(now) && !s.StartAt.After(now.Add(time.Duration(windowDays)*24*time.Hour))
+}

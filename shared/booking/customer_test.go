@@ -1,0 +1,138 @@
+package booking
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestCleanName(t *testing.T) {
+	for _, c := range []struct {
+		in, want string
+		ok       bool
+	}{
+		{"王小美", "王小美", true},
+		{"  Amy Li \t", "Amy Li", true},
+		{strings.Repeat("美", 20), strings.Repeat("美", 20), true},
+		{" " + strings.Repeat("a", 20) + " ", strings.Repeat("a", 20), true},
+		{strings.Repeat("美", 21), "", false},
+		{"", "", false},
+		{"   ", "", false},
+		{"a\nb", "", false},
+		{"a\x00b", "", false},
+		{"a\u0085b", "", false}, // NEL, a C1 control character
+		{"\xff\xfe", "", false},
+	} {
+		got, err := CleanName(c.in)
+		if (err == nil) != c.ok || got != c.want {
+			t.Errorf("CleanName(%q) = %q, %v; want %q ok=%v", c.in, got, err, c.want, c.ok)
+		}
+		if err != nil && !IsCode(err, EBADREQUEST) {
+			t.Errorf("CleanName(%q): %v is not BAD_REQUEST", c.in, err)
+		}
+	}
+}
+
+func TestCleanNote(t *testing.T) {
+	for _, c := range []struct {
+		in, want string
+		ok       bool
+	}{
+		{"喜欢裸色，对甲油胶过敏", "喜欢裸色，对甲油胶过敏", true},
+		{"", "", true},
+		{"  ", "", true},
+		{"line one\nline two", "line one\nline two", true},
+		{strings.Repeat("注", 200), strings.Repeat("注", 200), true},
+		{strings.Repeat("注", 201), "", false},
+		{"bell\x07", "", false},
+		{"\xff", "", false},
+	} {
+		got, err := CleanNote(c.in)
+		if (err == nil) != c.ok || got != c.want {
+			t.Errorf("CleanNote(%q) = %q, %v; want %q ok=%v", c.in, got, err, c.want, c.ok)
+		}
+	}
+}
+
+func TestPhoneFormatAndMask(t *testing.T) {
+	for _, c := range []struct {
+		in    string
+		valid bool
+		mask  string
+	}{
+		{"13812345678", true, "138****5678"},
+		{"1381234567", false, "138****4567"},
+		{"138123456789", false, "138****6789"},
+		{"1381234567a", false, "138****567a"},
+		{"+8613812345", false, "+86****2345"},
+		{"１３８１２３４５６７８", false, ""}, // full-width digits: not 11 ASCII digits
+		{"", false, ""},
+		{"1234567", false, "*******"},
+	} {
+		if got := ValidPhone(c.in); got != c.valid {
+			t.Errorf("ValidPhone(%q) = %v, want %v", c.in, got, c.valid)
+		}
+		if c.mask != "" || c.in == "" {
+			if got := MaskPhone(c.in); got != c.mask {
+				t.Errorf("MaskPhone(%q) = %q, want %q", c.in, got, c.mask)
+			}
+		}
+	}
+}
+
+func TestWalkInRequestClean(t *testing.T) {
+	for _, c := range []struct {
+		in   WalkInRequest
+		want WalkInRequest
+		ok   bool
+	}{
+		{WalkInRequest{SlotID: 3, Name: " 李女士 ", Phone: "13900001111"}, WalkInRequest{SlotID: 3, Name: "李女士", Phone: "13900001111"}, true},
+		{WalkInRequest{SlotID: 3, Name: "李女士"}, WalkInRequest{SlotID: 3, Name: "李女士"}, true},
+		{WalkInRequest{SlotID: 0, Name: "李女士"}, WalkInRequest{}, false},
+		{WalkInRequest{SlotID: 3, Name: " "}, WalkInRequest{}, false},
+		{WalkInRequest{SlotID: 3, Name: "李", Phone: "139-0000-1111"}, WalkInRequest{}, false},
+		{WalkInRequest{SlotID: 3, Name: "李", Phone: "1390000111"}, WalkInRequest{}, false},
+	} {
+		got, err := c.in.Clean()
+		if (err == nil) != c.ok || (c.ok && got != c.want) {
+			t.Errorf("%+v.Clean() = %+v, %v; want %+v ok=%v", c.in, got, err, c.want, c.ok)
+		}
+	}
+}
+
+func TestOpenForWalkIn(t *testing.T) {
+	now := time.Date(2026, 5, 1, 6, 0, 0, 0, time.UTC)
+	slot := func(startIn, length time.Duration, open bool) Slot {
+		return Slot{StartAt: now.Add(startIn), EndAt: now.Add(startIn + length), Open: open, Capacity: 1}
+	}
+	for name, c := range map[string]struct {
+		s    Slot
+		want bool
+	}{
+		"later today":               {slot(2*time.Hour, time.Hour, true), true},
+		"started, not ended":        {slot(-30*time.Minute, time.Hour, true), true},
+		"ended":                     {slot(-2*time.Hour, time.Hour, true), false},
+		"ends right now":            {slot(-time.Hour, time.Hour, true), false},
+		"closed":                    {slot(2*time.Hour, time.Hour, false), false},
+		"beyond the booking window": {slot(15*24*time.Hour, time.Hour, true), false},
+	} {
+		if got := c.s.OpenForWalkIn(now, 14); got != c.want {
+			t.Errorf("%s: OpenForWalkIn = %v, want %v", name, got, c.want)
+		}
+	}
+}
+
+func TestWalkInHold(t *testing.T) {
+	now := time.Date(2026, 5, 1, 6, 0, 0, 0, time.UTC)
+	h := DefaultPolicy.NewHold(Slot{PriceFen: 5000, StartAt: now.Add(-10 * time.Minute)}, now, EventWalkIn)
+	if h.Status != StatusConfirmed || h.AmountFen != 0 || !h.LockExpire.Equal(now) {
+		t.Errorf("walk-in hold = %+v, want confirmed, 0 fen, no hold", h)
+	}
+	tr, err := TransitionFor(Change{Event: EventWalkIn, From: StatusNew, To: StatusConfirmed, Actor: ActorSalon})
+	if err != nil || tr.Seat != SeatTaken {
+		t.Errorf("walk-in row: %+v, %v", tr, err)
+	}
+	if _, err := TransitionFor(Change{Event: EventWalkIn, From: StatusNew, To: StatusConfirmed, Actor: ActorCustomer}); !IsCode(err, EINVALIDSTATE) {
+		t.Errorf("a customer's walk-in: %v, want INVALID_STATE", err)
+	}
+}

@@ -1,0 +1,302 @@
+package mysql
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"strings"
+
+	"salon/shared/booking"
+)
+
+// customerColumns read a customer c with her counts: visits (completed
+// bookings) and no-shows in NoShowWindow, over her mini-program bookings
+// (openid) and the salon's bookings for her (customer_id) alike. Their
+// parameters: the completed status, then noShowsWhere's two.
+var customerColumns = `c.customer_id, COALESCE(c.openid, ''), COALESCE(c.name, ''), COALESCE(c.phone, ''), COALESCE(c.note, ''),
+	(SELECT COUNT(*) FROM t_booking vb WHERE (vb.customer_id = c.customer_id OR vb.openid = c.openid) AND vb.status = ?),
+	` + noShowsWhere(`(nb.customer_id = c.customer_id OR nb.openid = c.openid)`)
+
+func customerArgs() []any {
+	return []any{booking.StatusCompleted, booking.StatusNoShow, booking.NoShowWindow.Microseconds()}
+}
+
+func scanCustomer(row interface{ Scan(...any) error }) (*booking.Customer, error) {
+	var c booking.Customer
+	err := row.Scan(&c.ID, &c.OpenID, &c.Name, &c.Phone, &c.Note, &c.Visits, &c.NoShows90d)
+	return &c, err
+}
+
+func findCustomer(ctx context.Context, q querier, where string, args ...any) (*booking.Customer, error) {
+	c, err := scanCustomer(q.QueryRowContext(ctx, `SELECT `+customerColumns+` FROM t_customer c WHERE `+where,
+		append(customerArgs(), args...)...))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, booking.Errorf(booking.ENOTFOUND, "no such customer")
+	}
+	return c, err
+}
+
+// ensureCustomers creates the rows of the mini-program customers among openids
+// that have none yet: a customer's row is made the first time it is needed. A
+// row another request made at the same moment is kept (the unique key on
+// openid), so this is safe to run concurrently.
+func ensureCustomers(ctx context.Context, q querier, openids []string) error {
+	if len(openids) == 0 {
+		return nil
+	}
+	args := make([]any, len(openids))
+	for i, o := range openids {
+		args[i] = o
+	}
+	rows, err := q.QueryContext(ctx, `SELECT openid FROM t_customer WHERE openid IN (`+placeholders(len(openids))+`)`, args...)
+	if err != nil {
+		return err
+	}
+	have := map[string]bool{}
+	for rows.Next() {
+		var o string
+		if err := rows.Scan(&o); err != nil {
+			rows.Close()
+			return err
+		}
+		have[o] = true
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	var missing []any
+	for _, o := range openids {
+		if !have[o] {
+			missing = append(missing, o)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	_, err = q.ExecContext(ctx, `INSERT INTO t_customer (openid, created_at, updated_at) VALUES `+
+		repeatRows(`(?, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))`, len(missing))+
+		` ON DUPLICATE KEY UPDATE customer_id = customer_id`, missing...)
+	return err
+}
+
+// CustomerByOpenID returns the mini-program customer of openid, with her
+// counts, creating her row (no name, no phone) the first time.
+func (db *DB) CustomerByOpenID(ctx context.Context, openid string) (*booking.Customer, error) {
+	if err := ensureCustomers(ctx, db.db, []string{openid}); err != nil {
+		return nil, err
+	}
+	return findCustomer(ctx, db.db, `c.openid = ?`, openid)
+}
+
+// UpdateCustomer sets the name and/or the phone of the mini-program customer of
+// openid (nil leaves one as it is), creating her row the first time.
+func (db *DB) UpdateCustomer(ctx context.Context, openid string, name, phone *string) (*booking.Customer, error) {
+	if err := ensureCustomers(ctx, db.db, []string{openid}); err != nil {
+		return nil, err
+	}
+	if name != nil || phone != nil {
+		if _, err := db.db.ExecContext(ctx, `UPDATE t_customer SET name = COALESCE(?, name), phone = COALESCE(?, phone),
+			updated_at = UTC_TIMESTAMP(6) WHERE openid = ?`, nullString(name), nullString(phone), openid); err != nil {
+			return nil, err
+		}
+	}
+	return findCustomer(ctx, db.db, `c.openid = ?`, openid)
+}
+
+// SetCustomerNote sets the salon's note on a customer ("" clears it); an
+// unknown id is NOT_FOUND.
+func (db *DB) SetCustomerNote(ctx context.Context, id int64, note string) (*booking.Customer, error) {
+	var v any
+	if note != "" {
+		v = note
+	}
+	res, err := db.db.ExecContext(ctx, `UPDATE t_customer SET note = ?, updated_at = UTC_TIMESTAMP(6) WHERE customer_id = ?`, v, id)
+	if err != nil {
+		return nil, err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		// 0 rows also when the note is unchanged: only a missing row is NOT_FOUND.
+		if _, err := findCustomer(ctx, db.db, `c.customer_id = ?`, id); err != nil {
+			return nil, err
+		}
+	}
+	return findCustomer(ctx, db.db, `c.customer_id = ?`, id)
+}
+
+// AttachCustomers fills in the customer of each booking, with her counts, for
+// the salon's views: the row of its customer_id (a booking the salon made), or
+// of its openid (a mini-program booking; made the first time it is needed).
+func (db *DB) AttachCustomers(ctx context.Context, bs []*booking.Booking) error {
+	var openids []string
+	var ids []any
+	seen := map[string]bool{}
+	for _, b := range bs {
+		switch {
+		case b.CustomerID != 0:
+			ids = append(ids, b.CustomerID)
+		case b.OpenID != "" && !seen[b.OpenID]:
+			seen[b.OpenID] = true
+			openids = append(openids, b.OpenID)
+		}
+	}
+	if err := ensureCustomers(ctx, db.db, openids); err != nil {
+		return err
+	}
+	var conds []string
+	args := customerArgs()
+	if len(ids) > 0 {
+		conds = append(conds, `c.customer_id IN (`+placeholders(len(ids))+`)`)
+		args = append(args, ids...)
+	}
+	if len(openids) > 0 {
+		conds = append(conds, `c.openid IN (`+placeholders(len(openids))+`)`)
+		for _, o := range openids {
+			args = append(args, o)
+		}
+	}
+	if len(conds) == 0 {
+		return nil
+	}
+	rows, err := db.db.QueryContext(ctx, `SELECT `+customerColumns+` FROM t_customer c WHERE `+strings.Join(conds, " OR "), args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	byID, byOpenID := map[int64]*booking.Customer{}, map[string]*booking.Customer{}
+	for rows.Next() {
+		c, err := scanCustomer(rows)
+		if err != nil {
+			return err
+		}
+		byID[c.ID] = c
+		if c.OpenID != "" {
+			byOpenID[c.OpenID] = c
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, b := range bs {
+		if b.CustomerID != 0 {
+			b.Customer = byID[b.CustomerID]
+		} else {
+			b.Customer = byOpenID[b.OpenID]
+		}
+	}
+	return nil
+}
+
+// errNoSeat is the walk-in's seat-taking UPDATE matching no row: the slot filled
+// up, closed or ended since the transaction's first read.
+var errNoSeat = errors.New("mysql: walk-in: no seat taken")
+
+func nullString(s *string) any {
+	if s == nil {
+		return nil
+	}
+	return *s
+}
+
+// WalkIn takes a seat for someone at the counter or on the phone: the booking
+// booking.Policy.NewHold defines for a walk-in (confirmed, 0 fen: paid in the
+// shop), no WeChat order, no messages, the audit record walk_in by the salon.
+// A phone that a customer already has (a mini-program customer who gave it
+// first, else the earliest walk-in with it) books as that customer, under the
+// one-unfinished-booking rule (the unique keys on active_openid and
+// active_customer: ACTIVE_BOOKING_EXISTS); otherwise a customer without an
+// openid is made with the name and phone. The seat is taken last, by the same
+// conditional UPDATE as every reservation, with the walk-in's condition (a slot
+// under way is still open to the person sitting down now): 0 rows is SOLD_OUT
+// or SLOT_NOT_BOOKABLE and rolls everything back.
+func (db *DB) WalkIn(ctx context.Context, req booking.WalkInRequest) (*booking.Booking, error) {
+	var id int64
+	err := db.transact(ctx, nil, func(tx *sql.Tx) error {
+		var slot booking.Slot
+		var open bool
+		var now sql.NullTime
+		err := tx.QueryRowContext(ctx, `SELECT `+slotColumns+`, `+walkInOpenExpr+`, UTC_TIMESTAMP(6) FROM t_slot WHERE slot_id = ?`,
+			db.Policy.BookingWindowDays, req.SlotID).Scan(&slot.ID, &slot.StartAt, &slot.EndAt, &slot.Capacity, &slot.Booked, &slot.PriceFen, &slot.Open, &open, &now)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			return booking.Errorf(booking.ENOTFOUND, "slot %d not found", req.SlotID)
+		case err != nil:
+			return err
+		case !open:
+			return booking.Errorf(booking.ESLOTNOTBOOKABLE, "slot %d: closed, ended or beyond the window for a walk-in", slot.ID)
+		case slot.Booked >= slot.Capacity:
+			return booking.Errorf(booking.ESOLDOUT, "slot %d full (read)", slot.ID)
+		}
+
+		var customerID int64
+		var openid sql.NullString
+		if req.Phone != "" {
+			err := tx.QueryRowContext(ctx, `SELECT customer_id, openid FROM t_customer WHERE phone = ?
+				ORDER BY openid IS NULL, customer_id LIMIT 1`, req.Phone).Scan(&customerID, &openid)
+			if err != nil && !errors.Is(err, sql.ErrNoRows) {
+				return err
+			}
+			if customerID != 0 {
+				// A known customer keeps her own name; one without a name gets this one.
+				if _, err := tx.ExecContext(ctx, `UPDATE t_customer SET name = COALESCE(name, ?), updated_at = UTC_TIMESTAMP(6)
+					WHERE customer_id = ?`, req.Name, customerID); err != nil {
+					return err
+				}
+			}
+		}
+		if customerID == 0 {
+			var phone any
+			if req.Phone != "" {
+				phone = req.Phone
+			}
+			res, err := tx.ExecContext(ctx, `INSERT INTO t_customer (openid, name, phone, created_at, updated_at)
+				VALUES (NULL, ?, ?, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))`, req.Name, phone)
+			if err != nil {
+				return err
+			}
+			if customerID, err = res.LastInsertId(); err != nil {
+				return err
+			}
+		}
+
+		hold := db.Policy.NewHold(slot, now.Time, booking.EventWalkIn)
+		res, err := tx.ExecContext(ctx, `INSERT INTO t_booking (slot_id, openid, customer_id, status, amount_fen, lock_expire, created_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, ?, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))`,
+			slot.ID, openid, customerID, hold.Status, hold.AmountFen, hold.LockExpire)
+		if k := dupKey(err); k == "uk_booking_active" || k == "uk_booking_customer_active" {
+			return booking.Errorf(booking.EACTIVEBOOKINGEXISTS, "customer %d holds an unfinished booking (%s)", customerID, k)
+		} else if err != nil {
+			return err
+		}
+		if id, err = res.LastInsertId(); err != nil {
+			return err
+		}
+		if err := insertAudit(ctx, tx, booking.AuditRecord{BookingID: id, SlotID: slot.ID, Event: booking.EventWalkIn,
+			FromStatus: -1, ToStatus: int(hold.Status), Actor: booking.ActorSalon, Reason: "店内代约（到店或电话），到店付款"}); err != nil {
+			return err
+		}
+		// Last, the seat: the slot row is locked only until the commit.
+		res, err = tx.ExecContext(ctx, `UPDATE t_slot SET booked = booked + 1 WHERE slot_id = ? AND `+walkInBookableExpr,
+			slot.ID, db.Policy.BookingWindowDays)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n != 1 {
+			return errNoSeat
+		}
+		return nil
+	})
+	if errors.Is(err, errNoSeat) {
+		// Told apart after the rollback, by a fresh read: the transaction's own
+		// snapshot may predate the seat that went to someone else.
+		return nil, whyNotTaken(ctx, db.db, req.SlotID)
+	}
+	if err != nil {
+		return nil, err
+	}
+	b, err := findBooking(ctx, db.db, id)
+	if err != nil {
+		return nil, err
+	}
+	return b, db.AttachCustomers(ctx, []*booking.Booking{b})
+}
