@@ -131,3 +131,63 @@ func TestDoorCheckInInABrowser(t *testing.T) {
 		t.Fatalf("a second check-in says %q, booking %s", msg, s.status(scanned))
 	}
 }
+
+// TestConsoleShowsTheCustomer: the salon sees who is at the counter, not an
+// openid: today's list and the booking page show a walk-in's name and phone, a
+// mini-program customer's name once she gave one, and the customer's visits,
+// recent no-shows and the salon's note.
+func TestConsoleShowsTheCustomer(t *testing.T) {
+	s := newSystem(t)
+	slot := s.doorSlot(4, 5000)
+	a := s.call("POST", "/admin/bookings", testAdmin, map[string]any{"slotId": slot, "name": "王小美", "phone": "13800138000"})
+	if a.Status != http.StatusCreated {
+		t.Fatalf("walk-in: %d %s", a.Status, a.Body)
+	}
+	walkIn := int64(obj(t, a.JSON["booking"])["bookingId"].(float64))
+	customer := obj(t, obj(t, a.JSON["booking"])["customer"])["customerId"].(float64)
+	if a := s.call("PATCH", fmt.Sprintf("/admin/customers/%d", int64(customer)), testAdmin, map[string]any{"note": "喜欢猫眼，对丙酮过敏"}); a.Status != http.StatusOK {
+		t.Fatalf("note: %d %s", a.Status, a.Body)
+	}
+	online := s.paidBooking("oNamed-0001", slot)
+	if a := s.call("PUT", "/me", s.token("oNamed-0001"), map[string]any{"name": "李娜"}); a.Status != http.StatusOK {
+		t.Fatalf("name: %d %s", a.Status, a.Body)
+	}
+	anonymous := s.paidBooking("oAnon-00002", slot)
+
+	b := newBrowser(t, s)
+	if st := b.signIn(testAdmin); st != http.StatusOK {
+		t.Fatalf("sign-in: %d", st)
+	}
+	if st := b.open("?date=" + s.day(slot)); st != http.StatusOK {
+		t.Fatalf("today: %d", st)
+	}
+	for _, c := range []struct {
+		id               int64
+		who, phone, note string
+	}{
+		{walkIn, "王小美", "13800138000", "备注：喜欢猫眼，对丙酮过敏"},
+		{online, "李娜", "", ""},
+		{anonymous, "…002", "", ""},
+	} {
+		sel := fmt.Sprintf("#bk-%d", c.id)
+		if got := b.text(sel + " .who"); !strings.HasPrefix(got, strings.TrimPrefix(c.who, "…")) && !strings.HasSuffix(got, strings.TrimPrefix(c.who, "…")) {
+			t.Errorf("booking %d shows %q, want %q", c.id, got, c.who)
+		}
+		if got := b.text(sel + " .phone"); got != c.phone {
+			t.Errorf("booking %d phone %q, want %q", c.id, got, c.phone)
+		}
+		if about := b.text(sel + " .about"); !strings.HasPrefix(about, "到店 0 次") || !strings.Contains(about, c.note) {
+			t.Errorf("booking %d about %q, want visits and %q", c.id, about, c.note)
+		}
+	}
+	b.shot("today-customers")
+	if st := b.open(fmt.Sprintf("booking?q=%d", walkIn)); st != http.StatusOK {
+		t.Fatalf("booking page: %d", st)
+	}
+	if who := b.text("#who"); !strings.Contains(who, "王小美") || !strings.Contains(who, "13800138000") || !strings.Contains(who, "对丙酮过敏") {
+		t.Fatalf("the booking page shows %q", who)
+	}
+	if b.count("#openid") != 0 {
+		t.Fatal("a walk-in shows an openid row")
+	}
+}

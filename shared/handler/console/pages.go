@@ -25,6 +25,9 @@ type bookingRow struct {
 	Paid    string
 	Refund  string
 	Who     string
+	// Phone and About tell the salon who is at the counter: the phone number,
+	// and her visits, recent no-shows and the salon's note.
+	Phone, About string
 	Actions []actionButton
 }
 
@@ -61,6 +64,9 @@ func (c *Console) today(w http.ResponseWriter, q *Request) error {
 	if err != nil {
 		return err
 	}
+	if err := q.d.Svc.WithCustomers(q.ctx, bs...); err != nil {
+		return err
+	}
 	if _, err := q.dbNow(); err != nil {
 		return err
 	}
@@ -90,9 +96,20 @@ func (c *Console) today(w http.ResponseWriter, q *Request) error {
 
 func (q *Request) row(b *booking.Booking) bookingRow {
 	r := bookingRow{B: b, Status: statusWord(b.Status), Refund: refundWord(b.Refund), Who: shortOpenID(b.OpenID)}
+	if c := b.Customer; c != nil {
+		if c.Name != "" {
+			r.Who = c.Name
+		} else if b.OpenID == "" {
+			r.Who = "到店顾客"
+		}
+		r.Phone = c.Phone
+		r.About = customerAbout(c)
+	}
 	switch {
 	case b.PaidAt != nil:
 		r.Paid = "已付 " + yuan(b.AmountFen)
+	case b.AmountFen == 0 && b.CustomerID != 0:
+		r.Paid = "到店付款" // a walk-in or phone booking the salon took
 	case b.AmountFen == 0:
 		r.Paid = "免定金"
 	default:
@@ -105,6 +122,19 @@ func (q *Request) row(b *booking.Booking) bookingRow {
 		}
 	}
 	return r
+}
+
+// customerAbout is what the salon knows of a customer at a glance: visits,
+// no-shows in 90 days, and her note.
+func customerAbout(c *booking.Customer) string {
+	about := fmt.Sprintf("到店 %d 次", c.Visits)
+	if c.NoShows90d > 0 {
+		about += fmt.Sprintf(" · 90 天内未到 %d 次", c.NoShows90d)
+	}
+	if c.Note != "" {
+		about += " · 备注：" + c.Note
+	}
+	return about
 }
 
 // shortOpenID shows enough of a customer's openid to tell two apart at the door.
@@ -262,6 +292,9 @@ func (c *Console) bookingPage(w http.ResponseWriter, q *Request) error {
 		return err
 	}
 	if _, err := q.dbNow(); err != nil {
+		return err
+	}
+	if err := q.d.Svc.WithCustomers(q.ctx, b); err != nil {
 		return err
 	}
 	row := q.row(b)
