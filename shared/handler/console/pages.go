@@ -20,15 +20,15 @@ const auditLimit = 500
 // ---- today
 
 type bookingRow struct {
-	B       *booking.Booking
-	Status  string
-	Paid    string
-	Refund  string
-	Who     string
+	B      *booking.Booking
+	Status string
+	Paid   string
+	Refund string
+	Who    string
 	// Phone and About tell the salon who is at the counter: the phone number,
 	// and her visits, recent no-shows and the salon's note.
 	Phone, About string
-	Actions []actionButton
+	Actions      []actionButton
 }
 
 type actionButton struct {
