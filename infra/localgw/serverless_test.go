@@ -42,6 +42,8 @@ var wantRoutes = map[string]string{
 	// "GET /admin/ and below": the salon console's pages and forms.
 	"GET /admin":               "admin",
 	"GET /admin/door":          "admin",
+	"GET /admin/customer":      "admin",
+	"POST /admin/customer":     "admin",
 	"POST /admin/door":         "admin",
 	"GET /admin/":              "admin",
 	"GET /admin/static/{file}": "admin",

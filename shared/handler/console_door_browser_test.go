@@ -181,10 +181,32 @@ func TestConsoleShowsTheCustomer(t *testing.T) {
 		}
 	}
 	b.shot("today-customers")
+
+	// Her page, from her name: her bookings and the salon's note, which the
+	// salon changes there.
+	if st := b.submit(fmt.Sprintf("#bk-%d a.who", walkIn)); st != http.StatusOK {
+		t.Fatalf("customer page: %d", st)
+	}
+	if got := b.text("#customer h1"); got != "王小美" || b.text("#phone") != "13800138000" || b.count("#history tbody tr[data-status]") != 1 {
+		t.Fatalf("customer page: %q, phone %q, %d bookings", got, b.text("#phone"), b.count("#history tbody tr[data-status]"))
+	}
+	b.setValue("#note-text", "只做法式")
+	if st := b.submit("#note button"); st != http.StatusOK {
+		t.Fatalf("save note: %d", st)
+	}
+	if msg := b.text("#flash.ok"); msg != "备注已保存" || eval[string](b, `document.getElementById('note-text').value`) != "只做法式" {
+		t.Fatalf("note saved says %q", msg)
+	}
+	b.shot("customer")
+	var note string
+	s.store.SQL().QueryRow(`SELECT note FROM t_customer WHERE customer_id = ?`, int64(customer)).Scan(&note)
+	if note != "只做法式" {
+		t.Fatalf("note in the database %q", note)
+	}
 	if st := b.open(fmt.Sprintf("booking?q=%d", walkIn)); st != http.StatusOK {
 		t.Fatalf("booking page: %d", st)
 	}
-	if who := b.text("#who"); !strings.Contains(who, "王小美") || !strings.Contains(who, "13800138000") || !strings.Contains(who, "对丙酮过敏") {
+	if who := b.text("#who"); !strings.Contains(who, "王小美") || !strings.Contains(who, "13800138000") || !strings.Contains(who, "只做法式") {
 		t.Fatalf("the booking page shows %q", who)
 	}
 	if b.count("#openid") != 0 {

@@ -300,3 +300,22 @@ func (db *DB) WalkIn(ctx context.Context, req booking.WalkInRequest) (*booking.B
 	}
 	return b, db.AttachCustomers(ctx, []*booking.Booking{b})
 }
+
+// CustomerHistory returns customer id with her counts and her bookings, newest
+// first, at most limit: her mini-program bookings (openid) and the salon's for
+// her (customer_id). An unknown id is NOT_FOUND.
+func (db *DB) CustomerHistory(ctx context.Context, id int64, limit int) (*booking.Customer, []*booking.Booking, error) {
+	c, err := findCustomer(ctx, db.db, `c.customer_id = ?`, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	bs, err := db.listBookings(ctx, `WHERE b.customer_id = ? OR (? <> '' AND b.openid = ?) ORDER BY b.book_id DESC LIMIT ?`,
+		c.ID, c.OpenID, c.OpenID, limit)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, b := range bs {
+		b.Customer = c
+	}
+	return c, bs, nil
+}

@@ -75,3 +75,9 @@ func (s *Service) WalkIn(ctx context.Context, req booking.WalkInRequest) (*booki
 func (s *Service) WithCustomers(ctx context.Context, bs ...*booking.Booking) error {
 	return s.store.AttachCustomers(ctx, bs)
 }
+
+// CustomerHistory returns a customer, as the salon sees her, with her bookings,
+// newest first, at most limit.
+func (s *Service) CustomerHistory(ctx context.Context, id int64, limit int) (*booking.Customer, []*booking.Booking, error) {
+	return s.store.CustomerHistory(ctx, id, limit)
+}

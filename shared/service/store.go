@@ -41,6 +41,8 @@ type Customers interface {
 	SetCustomerNote(ctx context.Context, id int64, note string) (*booking.Customer, error)
 	// AttachCustomers fills in each booking's Customer, for the salon's views.
 	AttachCustomers(ctx context.Context, bs []*booking.Booking) error
+	// CustomerHistory is a customer with her bookings, newest first.
+	CustomerHistory(ctx context.Context, id int64, limit int) (*booking.Customer, []*booking.Booking, error)
 	WalkIn(ctx context.Context, req booking.WalkInRequest) (*booking.Booking, error)
 }
 

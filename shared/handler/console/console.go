@@ -88,6 +88,8 @@ func (c *Console) Routes() []Route {
 		{Pattern: "POST /admin/week", Access: Change, Page: c.page(c.weekChange)},
 		{Pattern: "GET /admin/door", Access: SignedIn, Page: c.page(c.door)},
 		{Pattern: "POST /admin/door", Access: Change, Page: c.page(c.doorChange)},
+		{Pattern: "GET /admin/customer", Access: SignedIn, Page: c.page(c.customerPage)},
+		{Pattern: "POST /admin/customer", Access: Change, Page: c.page(c.customerNote)},
 		{Pattern: "GET /admin/booking", Access: SignedIn, Page: c.page(c.bookingPage)},
 		{Pattern: "POST /admin/booking", Access: Change, Page: c.page(c.bookingChange)},
 		{Pattern: "GET /admin/audit", Access: SignedIn, Page: c.page(c.audit)},
