@@ -43,6 +43,7 @@ var wantRoutes = map[string]string{
 	"GET /admin":               "admin",
 	"GET /admin/door":          "admin",
 	"GET /admin/customer":      "admin",
+	"POST /admin/walkin":       "admin",
 	"POST /admin/customer":     "admin",
 	"POST /admin/door":         "admin",
 	"GET /admin/":              "admin",

@@ -138,7 +138,7 @@ func TestDoorCheckInInABrowser(t *testing.T) {
 // recent no-shows and the salon's note.
 func TestConsoleShowsTheCustomer(t *testing.T) {
 	s := newSystem(t)
-	slot := s.doorSlot(4, 5000)
+	slot := s.doorSlot(5, 5000)
 	a := s.call("POST", "/admin/bookings", testAdmin, map[string]any{"slotId": slot, "name": "王小美", "phone": "13800138000"})
 	if a.Status != http.StatusCreated {
 		t.Fatalf("walk-in: %d %s", a.Status, a.Body)
@@ -212,4 +212,40 @@ func TestConsoleShowsTheCustomer(t *testing.T) {
 	if b.count("#openid") != 0 {
 		t.Fatal("a walk-in shows an openid row")
 	}
+
+	// A phone booking from today's page, for a customer the salon knows by her
+	// phone: the same customer, a second booking refused as she already holds one.
+	if st := b.open("?date=" + s.day(slot)); st != http.StatusOK {
+		t.Fatalf("today: %d", st)
+	}
+	form := fmt.Sprintf("#walkin-%d", slot)
+	if err := chromedp.Do(b.timed(), chromedp.Click(chromedp.CSS(fmt.Sprintf("#slot-%d details.walkin summary", slot)))); err != nil {
+		t.Fatal(err)
+	}
+	b.setValue(form+` input[name="name"]`, "赵敏")
+	b.setValue(form+` input[name="phone"]`, "13900139000")
+	if st := b.submit(form + " button"); st != http.StatusOK {
+		t.Fatalf("walk-in from the page: %d", st)
+	}
+	msg := b.text("#flash.ok")
+	var id int64
+	if _, err := fmt.Sscanf(msg, "预约 #%d 已登记", &id); err != nil || s.status(id) != "confirmed" {
+		t.Fatalf("the walk-in says %q (booking %d)", msg, id)
+	}
+	if got := b.text(fmt.Sprintf("#bk-%d .who", id)); got != "赵敏" {
+		t.Fatalf("the walk-in shows as %q", got)
+	}
+	before := s.dbState()
+	if err := chromedp.Do(b.timed(), chromedp.Click(chromedp.CSS(fmt.Sprintf("#slot-%d details.walkin summary", slot)))); err != nil {
+		t.Fatal(err)
+	}
+	b.setValue(form+` input[name="name"]`, "赵敏")
+	b.setValue(form+` input[name="phone"]`, "13900139000")
+	if st := b.submit(form + " button"); st != http.StatusOK {
+		t.Fatalf("second walk-in: %d", st)
+	}
+	if msg := b.text("#flash.bad"); !strings.Contains(msg, "已有一个未完成的预约") {
+		t.Fatalf("a second booking for her says %q", msg)
+	}
+	s.unchanged(before, "a refused walk-in")
 }

@@ -88,6 +88,7 @@ func (c *Console) Routes() []Route {
 		{Pattern: "POST /admin/week", Access: Change, Page: c.page(c.weekChange)},
 		{Pattern: "GET /admin/door", Access: SignedIn, Page: c.page(c.door)},
 		{Pattern: "POST /admin/door", Access: Change, Page: c.page(c.doorChange)},
+		{Pattern: "POST /admin/walkin", Access: Change, Page: c.page(c.walkIn)},
 		{Pattern: "GET /admin/customer", Access: SignedIn, Page: c.page(c.customerPage)},
 		{Pattern: "POST /admin/customer", Access: Change, Page: c.page(c.customerNote)},
 		{Pattern: "GET /admin/booking", Access: SignedIn, Page: c.page(c.bookingPage)},

@@ -41,6 +41,9 @@ type slotBlock struct {
 	Time     string
 	State    string
 	Bookings []bookingRow
+	// WalkIn: the salon can take someone at the counter or on the phone for
+	// this slot now (open, not ended, a seat free): the form is shown.
+	WalkIn bool
 }
 
 type todayBody struct {
@@ -86,10 +89,14 @@ func (c *Console) today(w http.ResponseWriter, q *Request) error {
 	for i := range slots {
 		v := slots[i]
 		body.Slots = append(body.Slots, slotBlock{View: v, Time: span(v.StartAt, v.EndAt, q.loc()),
-			State: slotStateWord(&v), Bookings: bySlot[v.ID]})
+			State: slotStateWord(&v), Bookings: bySlot[v.ID],
+			WalkIn: v.OpenForWalkIn(q.now, q.d.Cfg.BookingWindowDays) && v.Booked < v.Capacity})
 	}
 	p := q.page("今日 "+body.Date, "today", body)
 	p.Flash = bookingFlash(q.r.URL.Query())
+	if f := walkInFlash(q.r.URL.Query()); f != nil {
+		p.Flash = f
+	}
 	render(w, http.StatusOK, "today", p)
 	return nil
 }
@@ -245,6 +252,58 @@ func (c *Console) doorChange(w http.ResponseWriter, q *Request) error {
 	}
 	Redirect(w, "door?"+out.Encode())
 	return nil
+}
+
+// ---- a walk-in or a phone booking
+
+// walkIn takes a seat of a slot for someone at the counter or on the phone
+// (service.WalkIn: the same conditional statement as every reservation,
+// confirmed at once, paid in the shop) and comes back to the day.
+func (c *Console) walkIn(w http.ResponseWriter, q *Request) error {
+	slotID, err := strconv.ParseInt(q.form.Get("slot"), 10, 64)
+	if err != nil || slotID <= 0 {
+		return booking.Errorf(booking.EBADREQUEST, "console: slot id %q", q.form.Get("slot"))
+	}
+	out := url.Values{}
+	if day := q.form.Get("date"); day != "" {
+		if _, err := booking.ParseDate(day, q.loc()); err == nil {
+			out.Set("date", day)
+		}
+	}
+	b, err := q.d.Svc.WalkIn(q.ctx, booking.WalkInRequest{SlotID: slotID, Name: q.form.Get("name"), Phone: q.form.Get("phone")})
+	if err != nil {
+		out.Set("walkin_fail", booking.ErrorCode(err))
+	} else {
+		apigw.SetBookingID(q.ctx, b.ID)
+		out.Set("walkin", strconv.FormatInt(b.ID, 10))
+	}
+	Redirect(w, "./?"+out.Encode())
+	return nil
+}
+
+// walkInFlash says how a walk-in went.
+func walkInFlash(v url.Values) *flash {
+	if id, err := strconv.ParseInt(v.Get("walkin"), 10, 64); err == nil && id > 0 {
+		return &flash{OK: true, Text: fmt.Sprintf("预约 #%d 已登记（到店付款）", id)}
+	}
+	if code := v.Get("walkin_fail"); code != "" {
+		return &flash{Text: "登记没有成功：" + walkInWord(code)}
+	}
+	return nil
+}
+
+var walkInWords = map[string]string{
+	booking.EBADREQUEST:          "请填写顾客姓名（最多 20 字）；电话为 11 位数字，可以不填",
+	booking.ESOLDOUT:             "这个时段已经满了",
+	booking.ESLOTNOTBOOKABLE:     "这个时段现在不能登记（已结束或已停止预约）",
+	booking.EACTIVEBOOKINGEXISTS: "这位顾客已有一个未完成的预约",
+}
+
+func walkInWord(code string) string {
+	if w, ok := walkInWords[code]; ok {
+		return w
+	}
+	return errorWord(code)
 }
 
 // ---- one customer: her bookings and the salon's note
