@@ -35,7 +35,7 @@ type dbAudit struct {
 
 func (s *system) loadState() (map[int64]*dbBooking, []dbAudit, error) {
 	db := s.store.SQL()
-	rows, err := db.Query(`SELECT book_id, slot_id, openid, status, amount_fen, COALESCE(transaction_id, ''),
+	rows, err := db.Query(`SELECT book_id, slot_id, COALESCE(openid, ''), status, amount_fen, COALESCE(transaction_id, ''),
 		refund_status, refund_fen, refund_no FROM t_booking`)
 	if err != nil {
 		return nil, nil, err
@@ -74,7 +74,8 @@ func (s *system) loadState() (map[int64]*dbBooking, []dbAudit, error) {
 // ("States"), by audit event.
 var transitions = map[string][][2]int{
 	booking.EventReserve:       {{-1, 0}, {-1, 1}},
-	booking.EventWaitlistOffer: {{-1, 0}, {-1, 1}},
+	booking.EventWaitlistOffer: {{-1, 0}}, // never confirmed unasked, also when free
+	booking.EventWalkIn:        {{-1, 1}},
 	booking.EventConfirm:       {{0, 1}},
 	booking.EventLatePayment:   {{4, 1}},
 	booking.EventCheckIn:       {{1, 2}, {5, 2}},

@@ -51,6 +51,7 @@ var weights = []struct {
 	{"capacity", 3, false},
 	{"checkin", 4, false},
 	{"checkin-code", 3, false}, // the customer shows today's check-in code, the salon checks her in by it
+	{"walk-in", 3, false},      // the salon takes someone at the counter or on the phone
 	{"noshow", 2, false},       // the salon marks a confirmed booking as a no-show
 	{"wait", 4, false},         // join a slot's waitlist (409 SEATS_AVAILABLE when it has a seat)
 	{"leave", 1, false},        // leave a slot's waitlist
@@ -297,7 +298,10 @@ func (m *model) do(o op) {
 		if _, ok := s.sim.Order(no); !ok || o.kind == "pay-again" {
 			a := s.call("POST", "/bookings/"+itoa(b)+"/pay", c.token, nil)
 			m.expect("pay-again", a, "200", "409 INVALID_STATE")
-			if a.Status == 200 && a.JSON["payment"] == nil {
+			bk, _ := a.JSON["booking"].(map[string]any)
+			// A free waitlist offer has nothing to pay: /pay accepts it, confirmed.
+			free := bk != nil && bk["amountFen"] == 0.0 && bk["status"] == "confirmed"
+			if a.Status == 200 && a.JSON["payment"] == nil && !free {
 				s.violate("pay again of booking %d: 200 without payment parameters: %s", b, a.Body)
 			}
 		}
@@ -352,6 +356,21 @@ func (m *model) do(o op) {
 		m.peek(r, c, o.cust)
 	case "checkin-code":
 		m.checkinByCode(r, c)
+	case "walk-in":
+		// Someone at the counter, by name only, or on the phone with one of a
+		// few numbers (a phone the salon knows books as that customer).
+		sl := m.slot(o.slot)
+		body := map[string]any{"slotId": sl.id, "name": "到店顾客"}
+		if n := r.IntN(4); n > 0 {
+			body["phone"] = fmt.Sprintf("1380000000%d", n)
+		}
+		a := s.call("POST", "/admin/bookings", adminToken, body)
+		m.expect("walk-in", a, "201", "409 SOLD_OUT", "409 ACTIVE_BOOKING_EXISTS", "422 SLOT_NOT_BOOKABLE")
+		if a.Status == http.StatusCreated {
+			if b, _ := a.JSON["booking"].(map[string]any); b["status"] != "confirmed" || b["amountFen"] != 0.0 {
+				s.violate("walk-in answered %v", b)
+			}
+		}
 	case "salon-cancel", "checkin":
 		want := []string{"pending_payment", "confirmed"}
 		if o.kind == "checkin" {
