@@ -26,6 +26,13 @@ type Move struct {
 	Bookable bool
 	// Count adds one to the booking's count of the customer's reschedules.
 	Count bool
+	// The reminder written for the old time is dropped, so it is due again for
+	// the new one: written at once when the new start is within REMIND_BEFORE
+	// (RemindNow), else by the release run when it falls due. Decided here on
+	// the database's clock of the facts, so the store reads no slot for it.
+	RemindNow bool
+	// NewStart is the new slot's start, for the audit record's reason.
+	NewStart time.Time
 }
 
 // RescheduleRefusal is why the move c of a booking with facts f is refused
@@ -98,7 +105,9 @@ func (p Policy) PlanReschedule(c Change, f RescheduleFacts) (*ChangePlan, error)
 	if err := p.RescheduleRefusal(c, f); err != nil {
 		return nil, err
 	}
+	to := f.To
 	return &ChangePlan{Change: c, SlotID: f.From.ID, Notify: t.Notify, RemindBefore: p.RemindBefore, Seat: SeatMoved,
 		OfferFreedSeat: t.OffersFreedSeat,
-		Move:           &Move{ToSlotID: c.ToSlotID, Bookable: c.Actor == ActorCustomer, Count: c.Actor == ActorCustomer}}, nil
+		Move: &Move{ToSlotID: to.ID, Bookable: c.Actor == ActorCustomer, Count: c.Actor == ActorCustomer,
+			RemindNow: to.StartAt.After(f.Now) && !to.StartAt.After(f.Now.Add(p.RemindBefore)), NewStart: to.StartAt}}, nil
 }

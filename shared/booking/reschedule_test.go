@@ -73,6 +73,15 @@ func TestRescheduleRules(t *testing.T) {
 			t.Errorf("%s: plan %+v, err %v; want %q", c.name, plan, perr, c.want)
 		}
 	}
+	// The reminder is due at once only when the new start is within REMIND_BEFORE.
+	soon := facts(func(f *RescheduleFacts) { f.To = slot(func(s *Slot) { s.StartAt = now.Add(2 * time.Hour) }) })
+	salonMove := Change{BookingID: 7, From: StatusConfirmed, To: StatusConfirmed, Event: EventReschedule, Actor: ActorSalon, ToSlotID: 2}
+	if plan, err := p.PlanReschedule(salonMove, soon); err != nil || !plan.Move.RemindNow {
+		t.Errorf("a move to a slot within REMIND_BEFORE: %+v %v", plan, err)
+	}
+	if plan, err := p.PlanReschedule(salonMove, facts(nil)); err != nil || plan.Move.RemindNow {
+		t.Errorf("a move to a slot beyond REMIND_BEFORE: %+v %v", plan, err)
+	}
 	// A higher limit allows more.
 	p.RescheduleLimit = 3
 	if err := p.RescheduleRefusal(Change{Actor: ActorCustomer, ToSlotID: 2}, facts(func(f *RescheduleFacts) { f.Reschedules = 2 })); err != nil {

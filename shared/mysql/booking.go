@@ -12,7 +12,7 @@ import (
 const bookingColumns = `b.book_id, b.slot_id, b.openid, b.status, b.amount_fen, COALESCE(b.out_trade_no, ''),
 	COALESCE(b.idem_key, ''), b.lock_expire, COALESCE(b.transaction_id, ''), b.paid_at,
 	b.refund_status, b.refund_fen, b.refund_no, b.refunded_at, b.refund_attempts, b.created_at, b.updated_at,
-	s.start_at, s.end_at`
+	b.reschedules, s.start_at, s.end_at`
 
 const bookingFrom = ` FROM t_booking b JOIN t_slot s ON s.slot_id = b.slot_id `
 
@@ -26,7 +26,7 @@ func scanBooking(row interface{ Scan(...any) error }) (*booking.Booking, error) 
 	if err := row.Scan(&b.ID, &b.SlotID, &b.OpenID, &b.Status, &b.AmountFen, &b.OutTradeNo,
 		&b.IdemKey, &b.LockExpire, &b.TransactionID, &paidAt,
 		&refundStatus, &refundFen, &refundNo, &refundedAt, &refundAttempts, &b.CreatedAt, &b.UpdatedAt,
-		&b.StartAt, &b.EndAt); err != nil {
+		&b.Reschedules, &b.StartAt, &b.EndAt); err != nil {
 		return nil, err
 	}
 	if paidAt.Valid {
