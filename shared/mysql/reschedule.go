@@ -81,12 +81,15 @@ func (db *DB) runMove(ctx context.Context, tx *sql.Tx, p *booking.ChangePlan) er
 	}
 	res, err := tx.ExecContext(ctx, `UPDATE t_booking SET slot_id = ?, reschedules = reschedules + ?,
 			checkin_day = NULL, checkin_code = NULL, updated_at = UTC_TIMESTAMP(6)
-		WHERE book_id = ? AND status = ? AND slot_id = ?`, m.ToSlotID, count, p.BookingID, p.From, p.SlotID)
+		WHERE book_id = ? AND status = ?`, m.ToSlotID, count, p.BookingID, p.From)
 	if err != nil {
 		return err
 	}
+	// By the primary key alone (a condition on slot_id could have the server
+	// lock the slot's index range): the row is locked since the facts were
+	// read, so its slot is the one the plan was made for.
 	if n, _ := res.RowsAffected(); n == 0 {
-		return booking.Errorf(booking.EINVALIDSTATE, "booking %d is no longer %s in slot %d", p.BookingID, p.From, p.SlotID)
+		return booking.Errorf(booking.EINVALIDSTATE, "booking %d is no longer %s", p.BookingID, p.From)
 	}
 	reason := fmt.Sprintf("%s：时段 %d -> %d", p.Reason, p.SlotID, m.ToSlotID)
 	if err := insertAudit(ctx, tx, booking.AuditRecord{

@@ -67,11 +67,7 @@ func (db *DB) runPlan(ctx context.Context, tx *sql.Tx, p *booking.ChangePlan) er
 	}
 	args = append(args, p.BookingID, p.From)
 	where := ` WHERE book_id = ? AND status = ?`
-	if p.Change.SlotID != 0 {
-		// The caller decided on the booking in this slot; moved since, it loses.
-		where += ` AND slot_id = ?`
-		args = append(args, p.Change.SlotID)
-	}
+
 	if p.UnlessRefunding {
 		where += ` AND refund_status IS NULL`
 	}
