@@ -153,6 +153,7 @@ func TestPathRulesSendEveryRouteToItsFunction(t *testing.T) {
 	want := map[string]string{
 		"/healthz": "slots", "/slots": "slots", "/config": "slots", "/slots/*": "reserve", "/waitlist/mine": "reserve", "/login": "login",
 		"/bookings": "reserve", "/bookings/mine": "reserve", "/bookings/*": "reserve", "/bookings/*/pay": "reserve", "/bookings/*/cancel": "cancel",
+		"/bookings/*/reschedule": "cancel",
 		"/pay/notify": "paynotify", "/pay/refund-notify": "paynotify",
 		"/admin/slots": "admin", "/admin/slots/*": "admin", "/admin/bookings": "admin", "/admin/bookings/*": "admin", "/admin/checkin": "admin",
 		// The salon console.
@@ -224,7 +225,7 @@ func TestCustomDomainCreatedThenLeftAlone(t *testing.T) {
 		t.Fatalf("domain %v", d)
 	}
 	eps := d["EndpointsConfig"].([]any)
-	if len(eps) != len(res.Rules) || len(eps) != 27 {
+	if len(eps) != len(res.Rules) || len(eps) != 28 {
 		t.Fatalf("%d endpoints, %d rules", len(eps), len(res.Rules))
 	}
 	for _, e := range eps {

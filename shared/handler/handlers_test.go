@@ -28,7 +28,7 @@ func (s *system) dbState() string {
 	var b strings.Builder
 	for _, q := range []string{
 		`SELECT slot_id, capacity, booked, is_open, price_fen FROM t_slot ORDER BY slot_id`,
-		`SELECT book_id, slot_id, openid, status, COALESCE(idem_key, ''), COALESCE(refund_status, ''), lock_expire FROM t_booking ORDER BY book_id`,
+		`SELECT book_id, slot_id, openid, status, COALESCE(idem_key, ''), COALESCE(refund_status, ''), lock_expire, reschedules FROM t_booking ORDER BY book_id`,
 		`SELECT COUNT(*) FROM t_audit`,
 	} {
 		rows, err := s.store.SQL().Query(q)
@@ -163,7 +163,7 @@ func TestCustomerRoutes(t *testing.T) {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	if strings.Join(keys, ",") != "amountFen,bookingId,cancelFreeUntil,createdAt,endAt,lockExpireAt,refund,slotId,startAt,status" {
+	if strings.Join(keys, ",") != "amountFen,bookingId,cancelFreeUntil,checkinCode,createdAt,endAt,lockExpireAt,refund,slotId,startAt,status" {
 		t.Errorf("booking fields %v", keys)
 	}
 	if b["status"] != "pending_payment" || b["slotId"] != float64(slot) || b["amountFen"] != 5000.0 || b["refund"] != nil {
