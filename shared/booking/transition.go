@@ -25,8 +25,8 @@ const (
 	SeatRetaken                    // booked + 1, only if the slot is still bookable with a free seat
 	SeatTaken                      // a new booking takes a seat (reserve, waitlist offer)
 	// SeatMoved: the booking keeps its status and moves to another slot (a
-	// reschedule): a seat of the new slot is taken conditionally, and then the
-	// old slot's is returned, in one transaction.
+	// reschedule): the new slot's seat is taken conditionally and the old
+	// one's returned, the two rows in slot_id order, in one transaction.
 	SeatMoved
 )
 
