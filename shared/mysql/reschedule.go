@@ -67,8 +67,8 @@ func rescheduleFacts(ctx context.Context, tx *sql.Tx, bookingID, toSlotID int64)
 
 // runMove executes a move's plan. The booking's row first (its slot, its count
 // of the customer's moves, its check-in code cleared: the code follows the new
-// day), the audit record naming both slots, the outbox (the reminder of the
-// old time dropped, and written at once when the new start is within
+// day), the audit record naming both slots, the outbox (the reminder armed
+// again for the new time, due at once when the new start is within
 // REMIND_BEFORE; the salon's message); then, last, the two slot rows in slot_id
 // order, so two moves between the same slots, or a move and a cancel, lock them
 // in one order; then the customer's place in the new slot's line, if she had
@@ -99,15 +99,26 @@ func (db *DB) runMove(ctx context.Context, tx *sql.Tx, p *booking.ChangePlan) er
 		return err
 	}
 	for _, kind := range p.Notify {
-		// One row per booking and kind: the one of an earlier time (a reminder,
-		// an earlier move's message) gives way to the new one.
-		if _, err := tx.ExecContext(ctx, `DELETE FROM t_notification WHERE book_id = ? AND kind = ?`, p.BookingID, kind); err != nil {
+		// The booking's row of this kind, if it has one (a reminder of the old
+		// time, an earlier move's message; sent or not), is armed again rather
+		// than deleted, so the outbox keeps its one row per booking and kind and
+		// what was sent before stays on record: due at once, or, for a reminder
+		// of a start beyond REMIND_BEFORE, when that start comes within it.
+		due, dueArgs := `UTC_TIMESTAMP(6)`, []any{}
+		later := kind == booking.NotifyReminder && !m.RemindNow
+		if later {
+			due = `GREATEST(UTC_TIMESTAMP(6), ? - INTERVAL ? MICROSECOND)`
+			dueArgs = []any{m.NewStart.UTC(), p.RemindBefore.Microseconds()}
+		}
+		args := append(append(append([]any{booking.NotificationPending}, dueArgs...), dueArgs...), p.BookingID, kind)
+		if _, err := tx.ExecContext(ctx, `UPDATE t_notification SET status = ?, attempts = 0, last_error = '', sent_at = NULL,
+				next_at = `+due+`, created_at = `+due+` WHERE book_id = ? AND kind = ?`, args...); err != nil {
 			return err
 		}
-		if kind == booking.NotifyReminder && !m.RemindNow {
-			continue // the release run writes it when it falls due
+		if later {
+			continue // none yet: the release run writes it when it falls due
 		}
-		if err := enqueueNotification(ctx, tx, p.BookingID, kind); err != nil {
+		if err := enqueueNotification(ctx, tx, p.BookingID, kind); err != nil { // none yet: written now
 			return err
 		}
 	}

@@ -90,12 +90,16 @@ func TestRescheduleInOneTransaction(t *testing.T) {
 	if booked(t, db, a) != 1 {
 		t.Fatalf("A booked %d after the offer", booked(t, db, a))
 	}
-	var code, reminders, entries int
+	var code, entries int
+	var reminder string
+	var dueLater bool
 	db.SQL().QueryRow(`SELECT COUNT(*) FROM t_booking WHERE book_id = ? AND (checkin_day IS NOT NULL OR checkin_code IS NOT NULL)`, id).Scan(&code)
-	db.SQL().QueryRow(`SELECT COUNT(*) FROM t_notification WHERE book_id = ? AND kind = 'reminder'`, id).Scan(&reminders)
+	db.SQL().QueryRow(`SELECT n.status, n.next_at BETWEEN s.start_at - INTERVAL 3 HOUR - INTERVAL 1 SECOND AND s.start_at - INTERVAL 3 HOUR + INTERVAL 1 SECOND
+		FROM t_notification n JOIN t_slot s ON s.slot_id = ? WHERE n.book_id = ? AND n.kind = 'reminder'`, bSlot, id).Scan(&reminder, &dueLater)
 	db.SQL().QueryRow(`SELECT COUNT(*) FROM t_waitlist WHERE openid = 'mover'`).Scan(&entries)
-	if code != 0 || reminders != 0 || entries != 0 {
-		t.Fatalf("after the move: check-in code %d, reminder rows %d (due again by the release run), waitlist entries %d", code, reminders, entries)
+	if code != 0 || reminder != "pending" || !dueLater || entries != 0 {
+		t.Fatalf("after the move: check-in code %d, the sent reminder %s (due REMIND_BEFORE before the new start: %v), waitlist entries %d",
+			code, reminder, dueLater, entries)
 	}
 	recs, err := db.BookingAudit(ctx, id)
 	if err != nil {
