@@ -219,3 +219,32 @@ func TestRescheduleOffersTheFreedSeat(t *testing.T) {
 	mysqltest.CheckInvariant(t, s.store)
 	checkMoney(t, s)
 }
+
+// TestIdempotencyKeyAfterAReschedule: a key names one reservation: after a
+// move, a retry of the request that made it (the slot it was reserved in)
+// answers the same booking, now in its new slot, as the key with the slot it
+// is in does; the key with any other slot is INVALID_STATE.
+func TestIdempotencyKeyAfterAReschedule(t *testing.T) {
+	t.Parallel()
+	s := newSystem(t)
+	a := s.slot(26*time.Hour, 2, 0)
+	b := s.slot(50*time.Hour, 2, 0)
+	other := s.slot(51*time.Hour, 2, 0)
+	id, ans := s.reserve("o-rik", a, "Idempotency-Key", "rik-1")
+	if id == 0 {
+		t.Fatalf("reserve: %d %s", ans.Status, ans.Body)
+	}
+	if r := s.rescheduleAs("o-rik", id, b); r.Status != 200 {
+		t.Fatalf("reschedule: %d %s", r.Status, r.Body)
+	}
+	before := s.dbState()
+	for _, slot := range []int64{a, b} {
+		again, ans := s.reserve("o-rik", slot, "Idempotency-Key", "rik-1")
+		if again != id || obj(t, ans.JSON["booking"])["slotId"] != float64(b) {
+			t.Fatalf("the key with slot %d after the move: %d %s", slot, ans.Status, ans.Body)
+		}
+	}
+	_, ans = s.reserve("o-rik", other, "Idempotency-Key", "rik-1")
+	s.wantError(ans, 409, booking.EINVALIDSTATE)
+	s.unchanged(before, "retries of a moved booking's reservation")
+}

@@ -292,7 +292,19 @@ func (db *DB) findByIdemKey(ctx context.Context, req booking.ReserveRequest) (*b
 		return nil, err
 	}
 	if b.SlotID != req.SlotID {
-		return nil, booking.Errorf(booking.EINVALIDSTATE, "idempotency key names booking %d of slot %d", b.ID, b.SlotID)
+		// A booking moved since (a reschedule) answers a retry of the request
+		// that made it too: the key with the slot it was reserved in, which the
+		// reserve's audit record, written in the reservation's own
+		// transaction, names.
+		var reserved int64
+		err := db.db.QueryRowContext(ctx, `SELECT COALESCE(slot_id, 0) FROM t_audit WHERE book_id = ? AND event = ? ORDER BY audit_id LIMIT 1`,
+			b.ID, booking.EventReserve).Scan(&reserved)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return nil, err
+		}
+		if reserved != req.SlotID {
+			return nil, booking.Errorf(booking.EINVALIDSTATE, "idempotency key names booking %d reserved in slot %d (now %d)", b.ID, reserved, b.SlotID)
+		}
 	}
 	return b, nil
 }
