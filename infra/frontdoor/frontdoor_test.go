@@ -153,7 +153,8 @@ func TestPathRulesSendEveryRouteToItsFunction(t *testing.T) {
 	want := map[string]string{
 		"/healthz": "slots", "/slots": "slots", "/config": "slots", "/slots/*": "reserve", "/waitlist/mine": "reserve", "/login": "login",
 		"/bookings": "reserve", "/bookings/mine": "reserve", "/bookings/*": "reserve", "/bookings/*/pay": "reserve", "/bookings/*/cancel": "cancel", "/me": "reserve",
-		"/pay/notify": "paynotify", "/pay/refund-notify": "paynotify",
+		"/bookings/*/reschedule": "cancel",
+		"/pay/notify":            "paynotify", "/pay/refund-notify": "paynotify",
 		"/admin/slots": "admin", "/admin/slots/*": "admin", "/admin/bookings": "admin", "/admin/bookings/*": "admin", "/admin/checkin": "admin", "/admin/customers/*": "admin",
 		// The salon console.
 		"/admin": "admin", "/admin/": "admin", "/admin/static/*": "admin", "/admin/login": "admin", "/admin/logout": "admin",
@@ -224,7 +225,7 @@ func TestCustomDomainCreatedThenLeftAlone(t *testing.T) {
 		t.Fatalf("domain %v", d)
 	}
 	eps := d["EndpointsConfig"].([]any)
-	if len(eps) != len(res.Rules) || len(eps) != 32 {
+	if len(eps) != len(res.Rules) || len(eps) != 33 {
 		t.Fatalf("%d endpoints, %d rules", len(eps), len(res.Rules))
 	}
 	for _, e := range eps {

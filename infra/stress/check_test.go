@@ -83,6 +83,7 @@ var transitions = map[string][][2]int{
 	booking.EventLateCancel:    {{1, 3}},
 	booking.EventRelease:       {{0, 4}},
 	booking.EventNoShow:        {{1, 5}},
+	booking.EventReschedule:    {{1, 1}},
 }
 
 // check compares the database, WeChat Pay's books and the audit trail with the

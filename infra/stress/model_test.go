@@ -46,7 +46,9 @@ var weights = []struct {
 	{"pay-dup", 4, false},   // a notification delivered again, or several at once
 	{"pay-late", 4, false},  // paid after the hold was released or cancelled
 	{"cancel", 7, false},
-	{"peek", 3, false}, // someone else's booking through pay and cancel
+	{"reschedule", 3, false},       // the customer moves her confirmed booking to a slot
+	{"salon-reschedule", 2, false}, // the salon moves a booking to a slot
+	{"peek", 3, false},             // someone else's booking through pay and cancel
 	{"salon-cancel", 3, false},
 	{"capacity", 3, false},
 	{"checkin", 4, false},
@@ -352,6 +354,29 @@ func (m *model) do(o op) {
 				s.violate("cancel of booking %d answered 200 with status %q", b, st)
 			}
 		}
+	case "reschedule":
+		b := m.newest(c, o.cust, "confirmed")
+		if b == 0 {
+			return
+		}
+		sl := m.slot(o.slot)
+		a := s.call("POST", "/bookings/"+itoa(b)+"/reschedule", c.token, map[string]any{"slotId": sl.id})
+		m.expect("reschedule", a, "200", "409 INVALID_STATE", "409 LATE_RESCHEDULE", "409 RESCHEDULE_LIMIT", "409 PRICE_DIFFERS",
+			"409 SOLD_OUT", "422 SLOT_NOT_BOOKABLE")
+		m.moved("reschedule", b, sl.id, a)
+	case "salon-reschedule":
+		want := []string{"confirmed"}
+		if r.IntN(5) == 0 {
+			want = nil // any booking: the answer must then be a clean refusal
+		}
+		b := m.salonPick(r, want...)
+		if b == 0 {
+			return
+		}
+		sl := m.slot(o.slot)
+		a := s.call("POST", "/admin/bookings/"+itoa(b)+"/reschedule", adminToken, map[string]any{"slotId": sl.id})
+		m.expect("salon-reschedule", a, "200", "409 INVALID_STATE", "409 SOLD_OUT", "422 SLOT_NOT_BOOKABLE")
+		m.moved("salon-reschedule", b, sl.id, a)
 	case "peek":
 		m.peek(r, c, o.cust)
 	case "checkin-code":
@@ -755,6 +780,18 @@ func (m *model) checkinByCode(r *rand.Rand, c *customer) {
 		if id, _ := a.JSON["booking"].(map[string]any)["bookingId"].(float64); int64(id) != pick.id {
 			m.s.violate("check-in by the code of booking %d checked in booking %d", pick.id, int64(id))
 		}
+	}
+}
+
+// moved checks a reschedule's 200: the booking answered is confirmed, in the
+// slot asked for.
+func (m *model) moved(what string, b, slot int64, a answer) {
+	if a.Status != http.StatusOK {
+		return
+	}
+	bk, _ := a.JSON["booking"].(map[string]any)
+	if st, _ := bk["status"].(string); st != "confirmed" || bk["slotId"] != float64(slot) || bk["bookingId"] != float64(b) {
+		m.s.violate("%s of booking %d to slot %d answered 200 with %v", what, b, slot, bk)
 	}
 }
 

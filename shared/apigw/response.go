@@ -34,6 +34,9 @@ var statusOf = map[string]int{
 	booking.ELATECANCEL:          http.StatusConflict,
 	booking.ESEATSAVAILABLE:      http.StatusConflict,
 	booking.EWAITLISTLIMIT:       http.StatusConflict,
+	booking.ELATERESCHEDULE:      http.StatusConflict,
+	booking.ERESCHEDULELIMIT:     http.StatusConflict,
+	booking.EPRICEDIFFERS:        http.StatusConflict,
 	booking.ETOOEARLY:            http.StatusConflict,
 	booking.EUNAVAILABLE:         http.StatusServiceUnavailable,
 }

@@ -16,6 +16,7 @@ const (
 	EventLateCancel    = "late_cancel"           // 1 -> 3 by the customer after cancelFreeUntil: the deposit is kept
 	EventCancel        = "cancel"                // 0|1 -> 3
 	EventRelease       = "release"               // 0 -> 4 by the timer
+	EventReschedule    = "reschedule"            // 1 -> 1: the booking moved to another slot (the record names both)
 	EventRefund        = "refund"                // a refund was decided, requested again or changed state
 	EventRejected      = "notification_rejected" // a verified notification that does not match its booking
 	EventDrift         = "drift"                 // reconciliation found booked != its bookings

@@ -135,6 +135,9 @@ type Booking struct {
 	CreatedAt     time.Time
 	UpdatedAt     time.Time
 	Refund        *Refund
+	// Reschedules counts the customer's own moves of the booking to another
+	// slot (RESCHEDULE_LIMIT); the salon's are not counted.
+	Reschedules int
 
 	// Slot times, joined in for the customer's view.
 	StartAt time.Time

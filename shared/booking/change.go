@@ -26,6 +26,14 @@ type Change struct {
 	// Payment, when set, records the verified payment with the change (the
 	// transitions that record one need it; the others refuse it).
 	Payment *Payment
+
+	// SlotID, when set, is the slot the caller saw the booking in when it
+	// decided on the change (a cancel's refund, a check-in's time): a booking
+	// moved to another slot since is INVALID_STATE, so a cancel and a
+	// reschedule of one booking never both win.
+	SlotID int64
+	// ToSlotID is the slot a reschedule moves the booking to (only there).
+	ToSlotID int64
 }
 
 // Payment is a verified WeChat payment as it is recorded on its booking.

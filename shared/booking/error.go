@@ -24,6 +24,11 @@ const (
 	ELATECANCEL          = "LATE_CANCEL"
 	ESEATSAVAILABLE      = "SEATS_AVAILABLE"
 	EWAITLISTLIMIT       = "WAITLIST_LIMIT"
+	// The customer's reschedule: after cancelFreeUntil, moved RESCHEDULE_LIMIT
+	// times already, or to a slot of another price.
+	ELATERESCHEDULE  = "LATE_RESCHEDULE"
+	ERESCHEDULELIMIT = "RESCHEDULE_LIMIT"
+	EPRICEDIFFERS    = "PRICE_DIFFERS"
 	// ETOOEARLY: the salon asked for check-in before it opens
 	// (CHECKIN_OPENS_BEFORE) or for a no-show before the slot started.
 	ETOOEARLY = "TOO_EARLY"
@@ -50,6 +55,9 @@ var customerMessages = map[string]string{
 	ELATECANCEL:          "距开始时间太近，现在取消将不退还定金；确认取消请选择放弃定金",
 	ESEATSAVAILABLE:      "这个时段还有空位，请直接预约",
 	EWAITLISTLIMIT:       "最多同时候补3个时段",
+	ELATERESCHEDULE:      "距开始时间太近，现在不能在线改约，请联系门店",
+	ERESCHEDULELIMIT:     "这个预约的改约次数已用完，请联系门店",
+	EPRICEDIFFERS:        "只能改约到价格相同的时段",
 	ETOOEARLY:            "还没到时间，现在不能这样操作",
 	EUNAVAILABLE:         "服务繁忙，请稍后再试",
 }

@@ -27,10 +27,13 @@ const (
 	NotifyReminder  NotificationKind = "reminder"  // the start is within REMIND_BEFORE; once per booking
 	NotifyWaitlist  NotificationKind = "waitlist"  // a freed seat was offered from the waitlist
 	NotifyCancelled NotificationKind = "cancelled" // the salon cancelled the booking
+	// NotifyRescheduled: the salon moved the booking to another slot; the
+	// template's placeholders give the new time.
+	NotifyRescheduled NotificationKind = "rescheduled"
 )
 
 // NotificationKinds lists every kind, in the order the settings name them.
-var NotificationKinds = []NotificationKind{NotifyConfirmed, NotifyReminder, NotifyWaitlist, NotifyCancelled}
+var NotificationKinds = []NotificationKind{NotifyConfirmed, NotifyReminder, NotifyWaitlist, NotifyCancelled, NotifyRescheduled}
 
 // Notification is one message in the outbox: written in the same transaction as
 // the change that causes it, sent afterwards by whoever has time.
@@ -52,12 +55,13 @@ type Notification struct {
 // announces is the status a notification's booking must still be in for the
 // message to be true: "confirmed" and "reminder" speak of a confirmed booking,
 // "waitlist" of an offer still waiting to be accepted, "cancelled" of a
-// cancelled one.
+// cancelled one, "rescheduled" of a booking still confirmed (in its new slot).
 var announces = map[NotificationKind]Status{
-	NotifyConfirmed: StatusConfirmed,
-	NotifyReminder:  StatusConfirmed,
-	NotifyWaitlist:  StatusPending,
-	NotifyCancelled: StatusCancelled,
+	NotifyConfirmed:   StatusConfirmed,
+	NotifyReminder:    StatusConfirmed,
+	NotifyWaitlist:    StatusPending,
+	NotifyCancelled:   StatusCancelled,
+	NotifyRescheduled: StatusConfirmed,
 }
 
 // beforeStartOnly are the kinds that mean nothing once the slot has started: a

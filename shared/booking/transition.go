@@ -24,6 +24,10 @@ const (
 	SeatReturned                   // booked - 1: the seat is free again
 	SeatRetaken                    // booked + 1, only if the slot is still bookable with a free seat
 	SeatTaken                      // a new booking takes a seat (reserve, waitlist offer)
+	// SeatMoved: the booking keeps its status and moves to another slot (a
+	// reschedule): the new slot's seat is taken conditionally and the old
+	// one's returned, the two rows in slot_id order, in one transaction.
+	SeatMoved
 )
 
 // RefundRule says whether a transition refunds the deposit.
@@ -94,6 +98,12 @@ var Transitions = []Transition{
 		OffersFreedSeat: true, Why: "the release run, after lock_expire, once WeChat proves the order unpayable"},
 	{Event: EventNoShow, From: StatusConfirmed, To: StatusNoShow, Actors: []string{ActorTimer, ActorSalon}, Seat: SeatKept,
 		Why: "nobody checked in: by the release run NO_SHOW_GRACE after the end, or by the salon after the start"},
+	{Event: EventReschedule, From: StatusConfirmed, To: StatusConfirmed, Actors: []string{ActorCustomer}, Seat: SeatMoved,
+		Notify: []NotificationKind{NotifyReminder}, OffersFreedSeat: true,
+		Why: "the customer moves her booking to a free seat of a slot of the same price, until cancelFreeUntil, RESCHEDULE_LIMIT times"},
+	{Event: EventReschedule, From: StatusConfirmed, To: StatusConfirmed, Actors: []string{ActorSalon}, Seat: SeatMoved,
+		Notify: []NotificationKind{NotifyRescheduled, NotifyReminder}, OffersFreedSeat: true,
+		Why: "the salon moves a booking to any slot that has not ended, any time before check-in; the customer is told"},
 }
 
 // TransitionFor returns the row that allows change c, or INVALID_STATE when no
@@ -138,6 +148,10 @@ type ChangePlan struct {
 	// OfferFreedSeat hands the freed seat on: a seat given up is never handed
 	// back to the customer who gave it up.
 	ForgetOwnPlace, OfferFreedSeat bool
+
+	// A move (SeatMoved, planned by PlanReschedule): the slot it moves to, and
+	// how the seat is taken there. SlotID above is the slot it leaves.
+	Move *Move
 }
 
 // Plan is the change c, asked for a booking with facts, under policy p: the
@@ -149,6 +163,12 @@ func (p Policy) Plan(c Change, facts ChangeFacts) (*ChangePlan, error) {
 	}
 	if t.From == StatusNew {
 		return nil, Errorf(EINVALIDSTATE, "%s creates a booking; it is not a status change", t.Event)
+	}
+	if t.Seat == SeatMoved || c.ToSlotID != 0 {
+		return nil, Errorf(EINVALIDSTATE, "%s moves a booking: planned by PlanReschedule", t.Event)
+	}
+	if c.SlotID != 0 && c.SlotID != facts.SlotID {
+		return nil, Errorf(EINVALIDSTATE, "booking %d moved from slot %d to %d meanwhile", c.BookingID, c.SlotID, facts.SlotID)
 	}
 	if t.Payment != (c.Payment != nil) {
 		return nil, Errorf(EINVALIDSTATE, "%s by %s: payment given %v, the transition records one %v", c.Event, c.Actor, c.Payment != nil, t.Payment)
@@ -174,6 +194,7 @@ type Policy struct {
 	RefundQueryAfter   time.Duration // REFUND_QUERY_AFTER: how long a refund may stay processing before it is queried
 	RemindBefore       time.Duration // REMIND_BEFORE: how long before the start the reminder goes out
 	CheckinOpensBefore time.Duration // CHECKIN_OPENS_BEFORE: how long before the start check-in opens
+	RescheduleLimit    int           // RESCHEDULE_LIMIT: how often a customer may move one booking
 }
 
 // DefaultPolicy is each setting's default, as the configuration table lists it.
@@ -186,6 +207,7 @@ var DefaultPolicy = Policy{
 	RefundQueryAfter:   5 * time.Minute,
 	RemindBefore:       3 * time.Hour,
 	CheckinOpensBefore: 2 * time.Hour,
+	RescheduleLimit:    1,
 }
 
 // Waiter is one customer in a slot's line, with the facts that decide whether

@@ -60,7 +60,7 @@ func TestPlanEveryTransition(t *testing.T) {
 		}
 	}
 	for i := range Transitions {
-		if tr := &Transitions[i]; tr.From != StatusNew && !covered[tr] {
+		if tr := &Transitions[i]; tr.From != StatusNew && tr.Seat != SeatMoved && !covered[tr] {
 			t.Errorf("transition %s %s->%s has no case here", tr.Event, tr.From, tr.To)
 		}
 	}
@@ -90,6 +90,9 @@ func TestPlanRefusals(t *testing.T) {
 		"an unknown actor":           {From: StatusPending, To: StatusCancelled, Event: EventCancel, Actor: "someone"},
 		"the system cancels":         {From: StatusConfirmed, To: StatusCancelled, Event: EventCancel, Actor: ActorSystem},
 		"wechatpay re-seats no-show": {From: StatusNoShow, To: StatusConfirmed, Event: EventLatePayment, Actor: ActorWeChat, Payment: payment},
+		"a reschedule as a change":   {From: StatusConfirmed, To: StatusConfirmed, Event: EventReschedule, Actor: ActorCustomer, ToSlotID: 2},
+		"a cancel with a target":     {From: StatusConfirmed, To: StatusCancelled, Event: EventCancel, Actor: ActorCustomer, ToSlotID: 2},
+		"a cancel of a moved one":    {From: StatusConfirmed, To: StatusCancelled, Event: EventCancel, Actor: ActorCustomer, SlotID: 9},
 	} {
 		if p, err := testPolicy.Plan(c, ChangeFacts{SlotID: 1, Paid: true}); !IsCode(err, EINVALIDSTATE) {
 			t.Errorf("%s: plan %+v, err %v; want INVALID_STATE", name, p, err)
@@ -106,6 +109,8 @@ func TestTransitionsKeepTheSeatInvariant(t *testing.T) {
 		switch {
 		case tr.From == StatusNew:
 			want = SeatTaken
+		case tr.Event == EventReschedule:
+			want = SeatMoved // holds a seat before and after, of another slot
 		case tr.From.HoldsSeat() == tr.To.HoldsSeat():
 			want = SeatKept
 		case tr.From.HoldsSeat():
@@ -116,10 +121,10 @@ func TestTransitionsKeepTheSeatInvariant(t *testing.T) {
 		if tr.Seat != want {
 			t.Errorf("%s %s->%s: seat effect %d, its statuses say %d", tr.Event, tr.From, tr.To, tr.Seat, want)
 		}
-		if tr.OffersFreedSeat && tr.Seat != SeatReturned {
+		if tr.OffersFreedSeat && tr.Seat != SeatReturned && tr.Seat != SeatMoved {
 			t.Errorf("%s %s->%s offers a seat it does not free", tr.Event, tr.From, tr.To)
 		}
-		if tr.Seat == SeatReturned && !tr.OffersFreedSeat {
+		if (tr.Seat == SeatReturned || tr.Seat == SeatMoved) && !tr.OffersFreedSeat {
 			t.Errorf("%s %s->%s frees a seat the waitlist never gets", tr.Event, tr.From, tr.To)
 		}
 	}

@@ -235,6 +235,7 @@ var settings = []setting{
 	{"REMIND_BEFORE", duration(func(c *Config) *time.Duration { return &c.RemindBefore }, false), nil, nil},
 	{"SHOP_NAME", text(func(c *Config) *string { return &c.ShopName }), fns(FunctionAdmin), nil},
 	{"CHECKIN_OPENS_BEFORE", duration(func(c *Config) *time.Duration { return &c.CheckinOpensBefore }, false), fns(FunctionAdmin), nil},
+	{"RESCHEDULE_LIMIT", wholeNumber(func(c *Config) *int { return &c.RescheduleLimit }, 0, 100), fns(FunctionCancel), nil},
 }
 
 // The shapes of value most settings take.

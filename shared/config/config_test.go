@@ -289,6 +289,7 @@ func TestFunctionSettings(t *testing.T) {
 		{FunctionLogin, []string{"SESSION_SECRET", "WX_APPID", "WX_APPSECRET", "WX_API_BASE"}, []string{"MYSQL_DSN", "WECHATPAY_MCHID"}, []string{"SESSION_SECRET", "WX_APPID", "WX_APPSECRET"}, nil},
 		{FunctionAdmin, []string{"ADMIN_TOKEN", "CHECKIN_OPENS_BEFORE", "NO_SHOW_LIMIT", "SHOP_NAME"}, []string{"SESSION_SECRET"}, []string{"SESSION_SECRET"}, nil},
 		{FunctionSlots, []string{"MYSQL_DSN", "SHOP_TZ"}, []string{"SESSION_SECRET", "WECHATPAY_MCHID"}, nil, []string{"SESSION_SECRET"}},
+		{FunctionCancel, []string{"RESCHEDULE_LIMIT", "CANCEL_FREE_HOURS", "SESSION_SECRET"}, []string{"ADMIN_TOKEN"}, []string{"SESSION_SECRET"}, nil},
 	} {
 		uses, requires := FunctionSettings(c.fn)
 		for _, n := range c.uses {
@@ -314,5 +315,28 @@ func TestFunctionSettings(t *testing.T) {
 	}
 	if uses, _ := FunctionSettings("no-such-function"); len(uses) != 0 {
 		t.Errorf("an unknown function uses %v", uses)
+	}
+}
+
+// TestRescheduleLimit: RESCHEDULE_LIMIT defaults to 1, takes 0-100, and a bad
+// value stops the cancel function, which serves the customer's reschedule.
+func TestRescheduleLimit(t *testing.T) {
+	env := func(v string) func(string) string {
+		return func(k string) string { return map[string]string{"RESCHEDULE_LIMIT": v}[k] }
+	}
+	if c, err := LoadFor(env(""), []string{"RESCHEDULE_LIMIT"}); err != nil || c.RescheduleLimit != 1 {
+		t.Fatalf("default: %v %v", c, err)
+	}
+	if c, err := LoadFor(env("3"), []string{"RESCHEDULE_LIMIT"}); err != nil || c.RescheduleLimit != 3 {
+		t.Fatalf("3: %v %v", c, err)
+	}
+	if c, err := LoadFor(env("0"), []string{"RESCHEDULE_LIMIT"}); err != nil || c.RescheduleLimit != 0 {
+		t.Fatalf("0: %v %v", c, err)
+	}
+	uses, _ := FunctionSettings(FunctionCancel)
+	for _, bad := range []string{"-1", "101", "one"} {
+		if _, err := LoadFor(env(bad), uses); err == nil || !strings.Contains(err.Error(), "RESCHEDULE_LIMIT") {
+			t.Errorf("%q: %v", bad, err)
+		}
 	}
 }

@@ -18,6 +18,7 @@ func TestConfigForTheMiniProgram(t *testing.T) {
 		delete(env, "WX_TMPL_CANCELLED")
 		env["BOOKING_WINDOW_DAYS"] = "21"
 		env["CANCEL_FREE_HOURS"] = "3"
+		env["RESCHEDULE_LIMIT"] = "2"
 	})
 	a := s.call("GET", "/config", "", nil)
 	if a.Status != 200 {
@@ -25,7 +26,8 @@ func TestConfigForTheMiniProgram(t *testing.T) {
 	}
 	tmpl, _ := a.JSON["subscribeTemplates"].(map[string]any)
 	if a.JSON["shopName"] != "指尖美甲（国贸三期旗舰店二楼东侧）" || a.JSON["bookingWindowDays"] != 21.0 || a.JSON["cancelFreeHours"] != 3.0 ||
-		len(tmpl) != 3 || tmpl["confirmed"] != "tmpl-confirmed" || tmpl["reminder"] != "tmpl-reminder" || tmpl["waitlist"] != "tmpl-waitlist" {
+		a.JSON["rescheduleLimit"] != 2.0 || len(tmpl) != 4 || tmpl["confirmed"] != "tmpl-confirmed" || tmpl["reminder"] != "tmpl-reminder" ||
+		tmpl["waitlist"] != "tmpl-waitlist" || tmpl["rescheduled"] != "tmpl-rescheduled" {
 		t.Fatalf("config: %s", a.Body)
 	}
 }

@@ -31,7 +31,7 @@ func SlotsRouter(e *instance.Env) *apigw.Router {
 
 // shopConfig answers what the mini-program shows and asks for before anyone
 // signs in: the shop's name, how far ahead it books, the cancellation policy,
-// and the subscribe-message template id of each kind of notification that is
+// how often a customer may move a booking herself (RESCHEDULE_LIMIT), and the subscribe-message template id of each kind of notification that is
 // on (for wx.requestSubscribeMessage), so the client keeps no copy of them.
 func (s *Server) shopConfig(w http.ResponseWriter, r *http.Request, d *instance.Deps) error {
 	templates := map[string]string{}
@@ -42,6 +42,7 @@ func (s *Server) shopConfig(w http.ResponseWriter, r *http.Request, d *instance.
 		"shopName":           d.Cfg.ShopName,
 		"bookingWindowDays":  d.Cfg.BookingWindowDays,
 		"cancelFreeHours":    d.Cfg.CancelFreeHours,
+		"rescheduleLimit":    d.Cfg.RescheduleLimit,
 		"subscribeTemplates": templates,
 	})
 	return nil
@@ -288,7 +289,50 @@ func reservationResponse(w http.ResponseWriter, r *http.Request, d *instance.Dep
 func CancelRouter(e *instance.Env) *apigw.Router {
 	s, rt := newServer(e, cancelFunction)
 	rt.Handle("POST /bookings/{id}/cancel", s.customer(s.cancel))
+	rt.Handle("POST /bookings/{id}/reschedule", s.customer(s.reschedule))
 	return rt
+}
+
+// slotBody reads the {"slotId"} of a reschedule.
+func slotBody(r *http.Request) (int64, error) {
+	var body struct {
+		SlotID int64 `json:"slotId"`
+	}
+	if err := apigw.DecodeJSON(r, &body); err != nil {
+		return 0, err
+	}
+	if body.SlotID <= 0 {
+		return 0, booking.Errorf(booking.EBADREQUEST, "slotId: want a positive integer")
+	}
+	return body.SlotID, nil
+}
+
+// reschedule moves the customer's own confirmed booking to another slot.
+func (s *Server) reschedule(w http.ResponseWriter, r *http.Request, d *instance.Deps, openid string) error {
+	id, err := pathBookingID(r)
+	if err != nil {
+		return err
+	}
+	slotID, err := slotBody(r)
+	if err != nil {
+		return err
+	}
+	b, err := d.Svc.RescheduleByCustomer(r.Context(), openid, id, slotID)
+	return bookingResponse(w, d, b, err, false)
+}
+
+// rescheduleBySalon moves a confirmed booking to any slot that has not ended.
+func (s *Server) rescheduleBySalon(w http.ResponseWriter, r *http.Request, d *instance.Deps) error {
+	id, err := pathBookingID(r)
+	if err != nil {
+		return err
+	}
+	slotID, err := slotBody(r)
+	if err != nil {
+		return err
+	}
+	b, err := d.Svc.RescheduleBySalon(r.Context(), id, slotID)
+	return adminBookingResponse(w, r, d, b, err, http.StatusOK)
 }
 
 func (s *Server) cancel(w http.ResponseWriter, r *http.Request, d *instance.Deps, openid string) error {
@@ -389,6 +433,7 @@ func AdminRouter(e *instance.Env) *apigw.Router {
 	rt.Handle("POST /admin/bookings/{id}/cancel", s.admin(s.cancelBySalon))
 	rt.Handle("POST /admin/bookings/{id}/checkin", s.admin(s.checkIn))
 	rt.Handle("POST /admin/bookings/{id}/noshow", s.admin(s.markNoShow))
+	rt.Handle("POST /admin/bookings/{id}/reschedule", s.admin(s.rescheduleBySalon))
 	rt.Handle("POST /admin/checkin", s.admin(s.checkInByCode))
 	return rt
 }

@@ -16,7 +16,7 @@ import (
 // withTemplates configures a template for every kind of notification.
 func withTemplates(env map[string]string) {
 	env["SHOP_NAME"] = "指尖美甲（国贸三期旗舰店二楼东侧）"
-	for _, k := range []string{"CONFIRMED", "REMINDER", "WAITLIST", "CANCELLED"} {
+	for _, k := range []string{"CONFIRMED", "REMINDER", "WAITLIST", "CANCELLED", "RESCHEDULED"} {
 		env["WX_TMPL_"+k] = `{"id":"tmpl-` + strings.ToLower(k) + `","page":"pages/booking/detail?id={bookingId}",` +
 			`"data":{"thing1":"{shopName}","time2":"{startAt}","amount3":"{amountYuan}元","character_string4":"{bookingId}"}}`
 	}

@@ -12,7 +12,7 @@ import (
 const bookingColumns = `b.book_id, b.slot_id, COALESCE(b.openid, ''), COALESCE(b.customer_id, 0), b.status, b.amount_fen, COALESCE(b.out_trade_no, ''),
 	COALESCE(b.idem_key, ''), b.lock_expire, COALESCE(b.transaction_id, ''), b.paid_at,
 	b.refund_status, b.refund_fen, b.refund_no, b.refunded_at, b.refund_attempts, b.created_at, b.updated_at,
-	s.start_at, s.end_at`
+	b.reschedules, s.start_at, s.end_at`
 
 const bookingFrom = ` FROM t_booking b JOIN t_slot s ON s.slot_id = b.slot_id `
 
@@ -26,7 +26,7 @@ func scanBooking(row interface{ Scan(...any) error }) (*booking.Booking, error) 
 	if err := row.Scan(&b.ID, &b.SlotID, &b.OpenID, &b.CustomerID, &b.Status, &b.AmountFen, &b.OutTradeNo,
 		&b.IdemKey, &b.LockExpire, &b.TransactionID, &paidAt,
 		&refundStatus, &refundFen, &refundNo, &refundedAt, &refundAttempts, &b.CreatedAt, &b.UpdatedAt,
-		&b.StartAt, &b.EndAt); err != nil {
+		&b.Reschedules, &b.StartAt, &b.EndAt); err != nil {
 		return nil, err
 	}
 	if paidAt.Valid {
@@ -299,7 +299,19 @@ func (db *DB) findByIdemKey(ctx context.Context, req booking.ReserveRequest) (*b
 		return nil, err
 	}
 	if b.SlotID != req.SlotID {
-		return nil, booking.Errorf(booking.EINVALIDSTATE, "idempotency key names booking %d of slot %d", b.ID, b.SlotID)
+		// A booking moved since (a reschedule) answers a retry of the request
+		// that made it too: the key with the slot it was reserved in, which the
+		// reserve's audit record, written in the reservation's own
+		// transaction, names.
+		var reserved int64
+		err := db.db.QueryRowContext(ctx, `SELECT COALESCE(slot_id, 0) FROM t_audit WHERE book_id = ? AND event = ? ORDER BY audit_id LIMIT 1`,
+			b.ID, booking.EventReserve).Scan(&reserved)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return nil, err
+		}
+		if reserved != req.SlotID {
+			return nil, booking.Errorf(booking.EINVALIDSTATE, "idempotency key names booking %d reserved in slot %d (now %d)", b.ID, reserved, b.SlotID)
+		}
 	}
 	return b, nil
 }

@@ -52,6 +52,9 @@ func changeFacts(ctx context.Context, tx *sql.Tx, bookingID int64) (booking.Chan
 // reservation of the slot waits for is held only until the commit), with the
 // hand-over of a freed seat to the waitlist.
 func (db *DB) runPlan(ctx context.Context, tx *sql.Tx, p *booking.ChangePlan) error {
+	if p.Seat == booking.SeatMoved {
+		return db.runMove(ctx, tx, p)
+	}
 	set := `status = ?, updated_at = UTC_TIMESTAMP(6)`
 	args := []any{p.To}
 	if p.RecordPayment {
@@ -64,6 +67,7 @@ func (db *DB) runPlan(ctx context.Context, tx *sql.Tx, p *booking.ChangePlan) er
 	}
 	args = append(args, p.BookingID, p.From)
 	where := ` WHERE book_id = ? AND status = ?`
+
 	if p.UnlessRefunding {
 		where += ` AND refund_status IS NULL`
 	}

@@ -244,7 +244,7 @@ func (s *Service) cancel(ctx context.Context, b *booking.Booking, r cancelReques
 			}
 		}
 		return s.store.ChangeStatus(ctx, booking.Change{BookingID: b.ID, From: booking.StatusPending, To: booking.StatusCancelled,
-			Event: booking.EventCancel, Actor: actor, Reason: "付款前取消"})
+			Event: booking.EventCancel, Actor: actor, Reason: "付款前取消", SlotID: b.SlotID})
 	case booking.StatusConfirmed:
 		if s.late(b, r) {
 			if !r.forfeit {
@@ -252,7 +252,7 @@ func (s *Service) cancel(ctx context.Context, b *booking.Booking, r cancelReques
 			}
 			// The seat goes back; the deposit is kept, as the customer accepted.
 			return s.store.ChangeStatus(ctx, booking.Change{BookingID: b.ID, From: booking.StatusConfirmed, To: booking.StatusCancelled,
-				Event: booking.EventLateCancel, Actor: actor, Reason: "临近开始取消，定金不退"})
+				Event: booking.EventLateCancel, Actor: actor, Reason: "临近开始取消，定金不退", SlotID: b.SlotID})
 		}
 		reason := "取消，未付款无需退款"
 		if b.Paid() {
@@ -260,8 +260,10 @@ func (s *Service) cancel(ctx context.Context, b *booking.Booking, r cancelReques
 		}
 		// The state machine refunds a paid booking's cancel in full, recorded in
 		// the change itself; WeChat is asked right after the commit.
+		// SlotID: the policy was decided on this slot's start; a booking moved
+		// meanwhile (a reschedule) makes the cancel lose, INVALID_STATE.
 		out, err := s.store.ChangeStatus(ctx, booking.Change{BookingID: b.ID, From: booking.StatusConfirmed, To: booking.StatusCancelled,
-			Event: booking.EventCancel, Actor: actor, Reason: reason})
+			Event: booking.EventCancel, Actor: actor, Reason: reason, SlotID: b.SlotID})
 		if err != nil || out.Refund == nil {
 			return out, err
 		}
@@ -390,7 +392,7 @@ func (s *Service) CheckIn(ctx context.Context, bookingID int64) (*booking.Bookin
 			b.CheckInOpens(s.Policy.CheckinOpensBefore).Format(time.RFC3339))
 	}
 	return s.store.ChangeStatus(ctx, booking.Change{BookingID: bookingID, From: b.Status, To: booking.StatusCompleted,
-		Event: booking.EventCheckIn, Actor: booking.ActorSalon, Reason: reason})
+		Event: booking.EventCheckIn, Actor: booking.ActorSalon, Reason: reason, SlotID: b.SlotID})
 }
 
 // MarkNoShow records that the customer of a confirmed booking did not come. The
@@ -409,7 +411,41 @@ func (s *Service) MarkNoShow(ctx context.Context, bookingID int64) (*booking.Boo
 		return nil, booking.Errorf(booking.ETOOEARLY, "booking %d: slot has not started", b.ID)
 	}
 	return s.store.ChangeStatus(ctx, booking.Change{BookingID: bookingID, From: booking.StatusConfirmed, To: booking.StatusNoShow,
-		Event: booking.EventNoShow, Actor: booking.ActorSalon, Reason: "门店标记未到店"})
+		Event: booking.EventNoShow, Actor: booking.ActorSalon, Reason: "门店标记未到店", SlotID: b.SlotID})
+}
+
+// RescheduleByCustomer moves the customer's own confirmed booking to slotID
+// (shared/README.md, "A reschedule: one transaction"): someone else's booking
+// is NOT_FOUND; the rules (cancelFreeUntil, RESCHEDULE_LIMIT, the same price,
+// a slot she could reserve, a free seat) are decided by package booking on
+// the facts the store reads in the move's transaction. A booking the salon
+// moved since she looked is INVALID_STATE.
+func (s *Service) RescheduleByCustomer(ctx context.Context, openid string, bookingID, slotID int64) (*booking.Booking, error) {
+	b, err := s.store.FindCustomerBooking(ctx, openid, bookingID)
+	if err != nil {
+		return nil, err
+	}
+	out, err := s.store.Reschedule(ctx, booking.Change{BookingID: b.ID, From: booking.StatusConfirmed, To: booking.StatusConfirmed,
+		Event: booking.EventReschedule, Actor: booking.ActorCustomer, Reason: "顾客改约", SlotID: b.SlotID, ToSlotID: slotID})
+	if err == nil {
+		s.notifyNow(ctx) // the freed seat may have gone to the waitlist; a reminder may be due
+	}
+	return out, err
+}
+
+// RescheduleBySalon moves a confirmed booking to any slot that has not ended,
+// at any price (the deposit stays as paid), not counted against the
+// customer's limit; the customer gets the rescheduled notification.
+func (s *Service) RescheduleBySalon(ctx context.Context, bookingID, slotID int64) (*booking.Booking, error) {
+	if _, err := s.store.FindBooking(ctx, bookingID); err != nil {
+		return nil, err
+	}
+	out, err := s.store.Reschedule(ctx, booking.Change{BookingID: bookingID, From: booking.StatusConfirmed, To: booking.StatusConfirmed,
+		Event: booking.EventReschedule, Actor: booking.ActorSalon, Reason: "门店改约", ToSlotID: slotID})
+	if err == nil {
+		s.notifyNow(ctx)
+	}
+	return out, err
 }
 
 // CreateSchedule opens the schedule's slots; existing starts are skipped.

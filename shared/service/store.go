@@ -18,6 +18,9 @@ import (
 type Bookings interface {
 	Reserve(ctx context.Context, req booking.ReserveRequest) (b *booking.Booking, created bool, err error)
 	ChangeStatus(ctx context.Context, c booking.Change) (*booking.Booking, error)
+	// Reschedule moves a confirmed booking to c.ToSlotID in one transaction
+	// (booking.Policy.PlanReschedule decides on the facts it reads there).
+	Reschedule(ctx context.Context, c booking.Change) (*booking.Booking, error)
 	FindBooking(ctx context.Context, id int64) (*booking.Booking, error)
 	FindCustomerBooking(ctx context.Context, openid string, id int64) (*booking.Booking, error)
 	ListCustomerBookings(ctx context.Context, openid string, limit int) ([]*booking.Booking, error)

@@ -5,7 +5,7 @@
 // lists at GET /sim/messages.
 //
 // It writes to -env-out the variables the functions need to use it (WX_APPID,
-// WX_APPSECRET, WX_API_BASE, and the four WX_TMPL_* templates), one
+// WX_APPSECRET, WX_API_BASE, and a WX_TMPL_* template of every kind), one
 // shell-sourceable KEY='VALUE' line each, once its port is bound, so a script can
 // wait for the file. A WX_TMPL_* already set in its environment is kept; an unset
 // one gets an example template. It accepts messages for exactly those templates'
@@ -38,10 +38,11 @@ import (
 // messages can be watched locally. A real template's id and keywords come from the
 // mini-program's console.
 var exampleTemplates = map[booking.NotificationKind]string{
-	booking.NotifyConfirmed: `{"id":"dev-tmpl-confirmed","page":"pages/booking/detail?id={bookingId}","data":{"thing1":"{shopName}","time2":"{startAt}","amount3":"{amountYuan}元","character_string4":"{bookingId}"}}`,
-	booking.NotifyReminder:  `{"id":"dev-tmpl-reminder","page":"pages/booking/detail?id={bookingId}","data":{"thing1":"{shopName}","time2":"{startAt}~{endAt}","thing3":"预约即将开始，请准时到店"}}`,
-	booking.NotifyWaitlist:  `{"id":"dev-tmpl-waitlist","page":"pages/booking/detail?id={bookingId}","data":{"thing1":"{shopName}","time2":"{startAt}","thing3":"候补有空位了，请尽快支付定金"}}`,
-	booking.NotifyCancelled: `{"id":"dev-tmpl-cancelled","page":"pages/booking/detail?id={bookingId}","data":{"thing1":"{shopName}","time2":"{startAt}","thing3":"店家取消了预约，定金原路退回"}}`,
+	booking.NotifyConfirmed:   `{"id":"dev-tmpl-confirmed","page":"pages/booking/detail?id={bookingId}","data":{"thing1":"{shopName}","time2":"{startAt}","amount3":"{amountYuan}元","character_string4":"{bookingId}"}}`,
+	booking.NotifyReminder:    `{"id":"dev-tmpl-reminder","page":"pages/booking/detail?id={bookingId}","data":{"thing1":"{shopName}","time2":"{startAt}~{endAt}","thing3":"预约即将开始，请准时到店"}}`,
+	booking.NotifyWaitlist:    `{"id":"dev-tmpl-waitlist","page":"pages/booking/detail?id={bookingId}","data":{"thing1":"{shopName}","time2":"{startAt}","thing3":"候补有空位了，请尽快支付定金"}}`,
+	booking.NotifyCancelled:   `{"id":"dev-tmpl-cancelled","page":"pages/booking/detail?id={bookingId}","data":{"thing1":"{shopName}","time2":"{startAt}","thing3":"店家取消了预约，定金原路退回"}}`,
+	booking.NotifyRescheduled: `{"id":"dev-tmpl-rescheduled","page":"pages/booking/detail?id={bookingId}","data":{"thing1":"{shopName}","time2":"{startAt}","thing3":"店家为您改约到新的时间"}}`,
 }
 
 func main() {

@@ -106,6 +106,8 @@ var eventWords = map[string]string{
 	booking.EventNoShow:        "未到店",
 	booking.EventLateCancel:    "临近取消（定金不退）",
 	booking.EventWaitlistOffer: "候补递补",
+	booking.EventWalkIn:        "到店/电话登记",
+	booking.EventReschedule:    "改约",
 }
 
 func eventWord(e string) string {
