@@ -158,7 +158,7 @@ func TestPathRulesSendEveryRouteToItsFunction(t *testing.T) {
 		"/admin/slots": "admin", "/admin/slots/*": "admin", "/admin/bookings": "admin", "/admin/bookings/*": "admin", "/admin/checkin": "admin", "/admin/customers/*": "admin",
 		// The salon console.
 		"/admin": "admin", "/admin/": "admin", "/admin/static/*": "admin", "/admin/login": "admin", "/admin/logout": "admin",
-		"/admin/week": "admin", "/admin/door": "admin", "/admin/customer": "admin", "/admin/walkin": "admin", "/admin/booking": "admin", "/admin/audit": "admin", "/admin/health": "admin",
+		"/admin/week": "admin", "/admin/door": "admin", "/admin/customer": "admin", "/admin/walkin": "admin", "/admin/move": "admin", "/admin/booking": "admin", "/admin/audit": "admin", "/admin/health": "admin",
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("rules\n got %v\nwant %v", got, want)
@@ -225,7 +225,7 @@ func TestCustomDomainCreatedThenLeftAlone(t *testing.T) {
 		t.Fatalf("domain %v", d)
 	}
 	eps := d["EndpointsConfig"].([]any)
-	if len(eps) != len(res.Rules) || len(eps) != 33 {
+	if len(eps) != len(res.Rules) || len(eps) != 34 {
 		t.Fatalf("%d endpoints, %d rules", len(eps), len(res.Rules))
 	}
 	for _, e := range eps {

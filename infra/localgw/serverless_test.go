@@ -45,6 +45,7 @@ var wantRoutes = map[string]string{
 	"GET /admin":               "admin",
 	"GET /admin/door":          "admin",
 	"GET /admin/customer":      "admin",
+	"POST /admin/move":         "admin",
 	"POST /admin/walkin":       "admin",
 	"POST /admin/customer":     "admin",
 	"POST /admin/door":         "admin",

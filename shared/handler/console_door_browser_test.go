@@ -3,9 +3,12 @@ package handler
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"salon/shared/mysql/mysqltest"
 
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
@@ -248,4 +251,59 @@ func TestConsoleShowsTheCustomer(t *testing.T) {
 		t.Fatalf("a second booking for her says %q", msg)
 	}
 	s.unchanged(before, "a refused walk-in")
+}
+
+// TestConsoleMovesABooking: 改约 on today's list offers the free slots of the
+// next days, and moving one there is one change: the booking in its new slot,
+// the old seat free again; a slot that filled up meanwhile is refused in words.
+func TestConsoleMovesABooking(t *testing.T) {
+	s := newSystem(t)
+	from := s.doorSlot(2, 5000)
+	to := s.slot(30*time.Hour, 1, 5000)
+	full := s.slot(31*time.Hour, 1, 5000)
+	id := s.paidBooking("oMove-00001", from)
+	pending := s.mustReservePaid("oMove-00002", from)
+
+	b := newBrowser(t, s)
+	if st := b.signIn(testAdmin); st != http.StatusOK {
+		t.Fatalf("sign-in: %d", st)
+	}
+	if st := b.open("?date=" + s.day(from)); st != http.StatusOK {
+		t.Fatalf("today: %d", st)
+	}
+	if b.count(fmt.Sprintf("#bk-%d form.move", pending)) != 0 {
+		t.Fatal("a pending booking offers 改约")
+	}
+	sel := fmt.Sprintf("#bk-%d form.move", id)
+	options := eval[[]string](b, `Array.from(document.querySelectorAll(`+jsString(sel+" option")+`)).map(o => o.value)`)
+	if !slices.Contains(options, itoa64(to)) || !slices.Contains(options, itoa64(full)) || slices.Contains(options, itoa64(from)) {
+		t.Fatalf("改约 offers %v; want %d and %d, not its own slot %d", options, to, full, from)
+	}
+	b.shot("move")
+	// The other slot fills up before the salon presses the button.
+	s.paidBooking("oMove-00003", full)
+	before := s.dbState()
+	if err := chromedp.Do(b.timed(), chromedp.SetValue(chromedp.CSS(sel+` select`), itoa64(full))); err != nil {
+		t.Fatal(err)
+	}
+	if st := b.submit(sel + " button"); st != http.StatusOK {
+		t.Fatalf("move to a full slot: %d", st)
+	}
+	if msg := b.text("#flash.bad"); !strings.Contains(msg, fmt.Sprintf("预约 #%d 改约没有成功", id)) {
+		t.Fatalf("a move to a full slot says %q", msg)
+	}
+	s.unchanged(before, "a move to a slot that filled up")
+	if err := chromedp.Do(b.timed(), chromedp.SetValue(chromedp.CSS(sel+` select`), itoa64(to))); err != nil {
+		t.Fatal(err)
+	}
+	if st := b.submit(sel + " button"); st != http.StatusOK {
+		t.Fatalf("move: %d", st)
+	}
+	if msg := b.text("#flash.ok"); !strings.HasPrefix(msg, fmt.Sprintf("预约 #%d 已改约", id)) {
+		t.Fatalf("the move says %q", msg)
+	}
+	if bk := s.findBk(id); bk.SlotID != to || s.slotBooked(from) != 1 || s.slotBooked(to) != 1 {
+		t.Fatalf("after the move: slot %d, booked %d and %d", bk.SlotID, s.slotBooked(from), s.slotBooked(to))
+	}
+	mysqltest.CheckInvariant(t, s.store)
 }

@@ -89,6 +89,7 @@ func (c *Console) Routes() []Route {
 		{Pattern: "GET /admin/door", Access: SignedIn, Page: c.page(c.door)},
 		{Pattern: "POST /admin/door", Access: Change, Page: c.page(c.doorChange)},
 		{Pattern: "POST /admin/walkin", Access: Change, Page: c.page(c.walkIn)},
+		{Pattern: "POST /admin/move", Access: Change, Page: c.page(c.move)},
 		{Pattern: "GET /admin/customer", Access: SignedIn, Page: c.page(c.customerPage)},
 		{Pattern: "POST /admin/customer", Access: Change, Page: c.page(c.customerNote)},
 		{Pattern: "GET /admin/booking", Access: SignedIn, Page: c.page(c.bookingPage)},
@@ -108,8 +109,9 @@ type Request struct {
 	csrf string
 	form url.Values
 	// now is the database's time, read once per page for the rules that
-	// decide which buttons a booking shows.
-	now time.Time
+	// decide which buttons a booking shows; moves the slots it can move to.
+	now   time.Time
+	moves *[]moveChoice
 }
 
 // NewRequest is the console request of r, authenticated as csrf and form say.

@@ -28,7 +28,11 @@ type bookingRow struct {
 	// Phone and About tell the salon who is at the counter: the phone number,
 	// and her visits, recent no-shows and the salon's note.
 	Phone, About string
-	Actions      []actionButton
+	// MoveTo are the slots the salon can move the booking to (改约): for a
+	// confirmed booking, the free slots of the next days; MoveConfirm asks first.
+	MoveTo      []moveChoice
+	MoveConfirm string
+	Actions     []actionButton
 }
 
 type actionButton struct {
@@ -123,6 +127,14 @@ func (q *Request) row(b *booking.Booking) bookingRow {
 		r.Paid = "未付 " + yuan(b.AmountFen)
 	}
 	what := fmt.Sprintf("预约 #%d（%s）", b.ID, b.StartAt.In(q.loc()).Format("01-02 15:04"))
+	if b.Status == booking.StatusConfirmed {
+		for _, m := range q.moveChoices() {
+			if m.ID != b.SlotID {
+				r.MoveTo = append(r.MoveTo, m)
+			}
+		}
+		r.MoveConfirm = "把 " + what + " 改到所选的时段？原来的座位会让给候补。"
+	}
 	for _, a := range bookingActions {
 		if a.Shown(q.d.Svc, b, q.now) {
 			r.Actions = append(r.Actions, actionButton{Name: a.Name, Label: a.Label, Confirm: fmt.Sprintf(a.Confirm, what), Danger: a.Danger})
@@ -251,6 +263,71 @@ func (c *Console) doorChange(w http.ResponseWriter, q *Request) error {
 		out.Set("slot", span(b.StartAt, b.EndAt, q.loc()))
 	}
 	Redirect(w, "door?"+out.Encode())
+	return nil
+}
+
+// ---- moving a booking (改约)
+
+// moveDays is how far ahead the 改约 choices reach, from today (shop time).
+const moveDays = 7
+
+type moveChoice struct {
+	ID    int64
+	Label string
+}
+
+// moveChoices are the slots a booking can be moved to from the console: those
+// of today and the next moveDays days that have not ended, are open and have a
+// free seat, read once per page. The service decides (RescheduleBySalon); this
+// only offers what it would accept.
+func (q *Request) moveChoices() []moveChoice {
+	if q.moves != nil {
+		return *q.moves
+	}
+	choices := []moveChoice{}
+	q.moves = &choices
+	now, err := q.dbNow()
+	if err != nil {
+		return choices
+	}
+	today, _, err := booking.DayBounds(booking.ShopDay(now, q.loc()), q.loc())
+	if err != nil {
+		return choices
+	}
+	vs, err := q.d.Svc.Schedule(q.ctx, today, today.AddDate(0, 0, moveDays))
+	if err != nil {
+		apigw.Logger(q.ctx).Warn("console: the slots to move to", "err", err.Error())
+		return choices
+	}
+	for _, v := range vs {
+		if v.Open && v.EndAt.After(now) && v.Booked < v.Capacity {
+			label := v.StartAt.In(q.loc()).Format("01-02 ") + weekdays[v.StartAt.In(q.loc()).Weekday()] + " " +
+				span(v.StartAt, v.EndAt, q.loc()) + fmt.Sprintf("（余 %d，%s）", v.Capacity-v.Booked, yuan(v.PriceFen))
+			choices = append(choices, moveChoice{ID: v.ID, Label: label})
+		}
+	}
+	return choices
+}
+
+// move moves a booking to the chosen slot (service.RescheduleBySalon: one
+// transaction, the old seat handed to the waitlist, the customer told) and comes
+// back to where it was asked from.
+func (c *Console) move(w http.ResponseWriter, q *Request) error {
+	id, err1 := strconv.ParseInt(q.form.Get("id"), 10, 64)
+	slot, err2 := strconv.ParseInt(q.form.Get("slot"), 10, 64)
+	if err1 != nil || err2 != nil || id <= 0 || slot <= 0 {
+		return booking.Errorf(booking.EBADREQUEST, "console: move %q to %q", q.form.Get("id"), q.form.Get("slot"))
+	}
+	apigw.SetBookingID(q.ctx, id)
+	outcome := url.Values{"id": {strconv.FormatInt(id, 10)}}
+	if _, err := q.d.Svc.RescheduleBySalon(q.ctx, id, slot); err != nil {
+		apigw.Logger(q.ctx).Info("console move refused", "err", err.Error())
+		outcome.Set("fail", booking.ErrorCode(err))
+		outcome.Set("act", moveAction.Name)
+	} else {
+		outcome.Set("ok", moveAction.Name)
+	}
+	backTo(w, q, outcome)
 	return nil
 }
 
@@ -469,7 +546,7 @@ func (c *Console) bookingChange(w http.ResponseWriter, q *Request) error {
 		return booking.Errorf(booking.EBADREQUEST, "console: booking id %q", q.form.Get("id"))
 	}
 	a, ok := actionNamed(q.form.Get("do"))
-	if !ok {
+	if !ok || a.Run == nil {
 		return booking.Errorf(booking.EBADREQUEST, "console: unknown booking action")
 	}
 	apigw.SetBookingID(q.ctx, id)
@@ -486,7 +563,13 @@ func (c *Console) bookingChange(w http.ResponseWriter, q *Request) error {
 	} else {
 		outcome.Set("ok", a.Name)
 	}
-	// Back to the day it was changed from, or to the booking's own page.
+	backTo(w, q, outcome)
+	return nil
+}
+
+// backTo answers a booking change with the page it was asked from: the day, or
+// the booking's own page, with the outcome.
+func backTo(w http.ResponseWriter, q *Request, outcome url.Values) {
 	if q.form.Get("back") == "today" {
 		if day := q.form.Get("date"); day != "" {
 			if _, _, err := booking.DayBounds(day, q.loc()); err == nil {
@@ -494,11 +577,10 @@ func (c *Console) bookingChange(w http.ResponseWriter, q *Request) error {
 			}
 		}
 		Redirect(w, "./?"+outcome.Encode())
-		return nil
+		return
 	}
-	outcome.Set("q", strconv.FormatInt(id, 10))
+	outcome.Set("q", outcome.Get("id"))
 	Redirect(w, "booking?"+outcome.Encode())
-	return nil
 }
 
 // ---- the week

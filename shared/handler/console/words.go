@@ -39,7 +39,14 @@ var bookingActions = []bookingAction{
 		Shown: func(_ *service.Service, b *booking.Booking, _ time.Time) bool { return b.Status.Unfinished() }},
 }
 
+// moveAction names 改约 in the outcome of a move (its form is not a button of
+// bookingActions: it carries the slot chosen).
+var moveAction = bookingAction{Name: "move", Label: "改约", Done: "已改约（原来的座位已让给候补，顾客会收到通知）"}
+
 func actionNamed(name string) (*bookingAction, bool) {
+	if name == moveAction.Name {
+		return &moveAction, true
+	}
 	for i := range bookingActions {
 		if bookingActions[i].Name == name {
 			return &bookingActions[i], true
