@@ -307,13 +307,18 @@ func slotBody(r *http.Request) (int64, error) {
 	return body.SlotID, nil
 }
 
+// moveRequest reads a move: the booking from the path, the slot from the body.
+func moveRequest(r *http.Request) (id, slotID int64, err error) {
+	if id, err = pathBookingID(r); err != nil {
+		return 0, 0, err
+	}
+	slotID, err = slotBody(r)
+	return id, slotID, err
+}
+
 // reschedule moves the customer's own confirmed booking to another slot.
 func (s *Server) reschedule(w http.ResponseWriter, r *http.Request, d *instance.Deps, openid string) error {
-	id, err := pathBookingID(r)
-	if err != nil {
-		return err
-	}
-	slotID, err := slotBody(r)
+	id, slotID, err := moveRequest(r)
 	if err != nil {
 		return err
 	}
@@ -323,11 +328,7 @@ func (s *Server) reschedule(w http.ResponseWriter, r *http.Request, d *instance.
 
 // rescheduleBySalon moves a confirmed booking to any slot that has not ended.
 func (s *Server) rescheduleBySalon(w http.ResponseWriter, r *http.Request, d *instance.Deps) error {
-	id, err := pathBookingID(r)
-	if err != nil {
-		return err
-	}
-	slotID, err := slotBody(r)
+	id, slotID, err := moveRequest(r)
 	if err != nil {
 		return err
 	}

@@ -224,7 +224,7 @@ func (c *Console) door(w http.ResponseWriter, q *Request) error {
 		if booking.ValidCheckinCode(v.Get("code")) {
 			body.Code = v.Get("code")
 		}
-		p.Flash = &flash{Text: "签到没有成功：" + doorWord(code)}
+		p.Flash = &flash{Text: "签到没有成功：" + refusalWord(doorWords, code)}
 	}
 	render(w, http.StatusOK, "door", p)
 	return nil
@@ -238,8 +238,10 @@ var doorWords = map[string]string{
 	booking.ETOOEARLY:     "还没到签到时间（时段开始前不久才能签到）",
 }
 
-func doorWord(code string) string {
-	if w, ok := doorWords[code]; ok {
+// refusalWord says why a change was refused, in the words of one page when it
+// has its own (words), else in the console's general words for the code.
+func refusalWord(words map[string]string, code string) string {
+	if w, ok := words[code]; ok {
 		return w
 	}
 	return errorWord(code)
@@ -364,7 +366,7 @@ func walkInFlash(v url.Values) *flash {
 		return &flash{OK: true, Text: fmt.Sprintf("预约 #%d 已登记（到店付款）", id)}
 	}
 	if code := v.Get("walkin_fail"); code != "" {
-		return &flash{Text: "登记没有成功：" + walkInWord(code)}
+		return &flash{Text: "登记没有成功：" + refusalWord(walkInWords, code)}
 	}
 	return nil
 }
@@ -376,12 +378,6 @@ var walkInWords = map[string]string{
 	booking.EACTIVEBOOKINGEXISTS: "这位顾客已有一个未完成的预约",
 }
 
-func walkInWord(code string) string {
-	if w, ok := walkInWords[code]; ok {
-		return w
-	}
-	return errorWord(code)
-}
 
 // ---- one customer: her bookings and the salon's note
 
