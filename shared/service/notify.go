@@ -39,6 +39,12 @@ func (s *Service) notifyNow(ctx context.Context) {
 	s.sendNotifications(ctx, dl, notifyNowLimit)
 }
 
+// StaleNotification begins the last_error of a notification dropped as off
+// because it was no longer true. Such a message may still have reached the
+// customer once: when an earlier attempt was accepted by WeChat but the database
+// lost its record, the next attempt finds the booking moved on and sends nothing.
+const StaleNotification = "no longer true"
+
 // sendNotifications sends due notifications, oldest due first, until none is due,
 // limit were tried, or stopAt. One whose booking is no longer what it announces
 // is dropped as off, unsent. Each is sent at most once on success; 43101 is
@@ -65,7 +71,7 @@ func (s *Service) sendNotifications(ctx context.Context, stopAt time.Time, limit
 				// Its booking moved on while it waited (an offer withdrawn, a
 				// confirmed booking cancelled, a slot already under way): the
 				// message would now be false, so it is never sent.
-				if err := s.store.FinishNotification(rctx, n.ID, booking.NotificationOff, "no longer true: booking is "+n.BookingStatus.String()); err != nil {
+				if err := s.store.FinishNotification(rctx, n.ID, booking.NotificationOff, StaleNotification+": booking is "+n.BookingStatus.String()); err != nil {
 					log.Warn("notifications: recording an outcome failed; the lease ends and it is tried again", "err", err.Error())
 				}
 				continue
