@@ -104,3 +104,25 @@ func TestSignInLocked(t *testing.T) {
 		t.Fatalf("TooManyAttempts: %+v", e)
 	}
 }
+
+func TestRoleMay(t *testing.T) {
+	want := map[AdminAction]bool{ActionCheckIn: true, ActionNoShow: true, ActionWalkIn: true, ActionReschedule: true, ActionNote: true,
+		ActionCancel: false, ActionSchedule: false, ActionSlotChange: false, ActionStaff: false}
+	if len(want) != len(AdminActions) {
+		t.Fatalf("the table names %d actions of %d", len(want), len(AdminActions))
+	}
+	for _, a := range AdminActions {
+		if !RoleOwner.May(a) || RoleOwner.Allow(a) != nil {
+			t.Errorf("the owner may not %s", a)
+		}
+		if RoleStaff.May(a) != want[a] {
+			t.Errorf("staff may %s: %v, want %v", a, RoleStaff.May(a), want[a])
+		}
+		if err := RoleStaff.Allow(a); (err == nil) != want[a] || err != nil && ErrorCode(err) != EFORBIDDEN {
+			t.Errorf("staff %s: %v", a, err)
+		}
+		if Role("").May(a) || Role("boss").May(a) {
+			t.Errorf("an unknown role may %s", a)
+		}
+	}
+}

@@ -9,9 +9,8 @@ import (
 )
 
 // The owner's staff accounts: GET /admin/staff, POST /admin/staff,
-// PATCH /admin/staff/{id}. Every credential the admin middleware accepts today
-// is the owner's (ADMIN_TOKEN as the bearer token, or a console session signed
-// in with it), so these routes need no further check yet.
+// PATCH /admin/staff/{id}. The service allows them to the owner only (the
+// admin middleware names who asks).
 
 // staffJSON is an account as the owner sees it: never a password or its hash.
 type staffJSON struct {

@@ -1,13 +1,18 @@
 package service_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"salon/shared/booking"
+	"salon/shared/mysql"
+	"salon/shared/mysql/mysqltest"
+	"salon/shared/service"
 )
 
 const adminToken = "an-admin-token-of-at-least-32-bytes!"
@@ -145,3 +150,80 @@ func TestSignInLockOutUnderConcurrency(t *testing.T) {
 }
 
 func asError(err error, e **booking.Error) bool { return errors.As(err, e) }
+
+// Every admin action by both roles: staff may do the counter's work, the
+// owner anything; a staff member on an owner's action is FORBIDDEN before
+// anything is read or changed. (The ids name nothing: an allowed action goes
+// on and fails for want of its booking, slot or customer.)
+func TestAdminActionsByRole(t *testing.T) {
+	svc, store := newService(t)
+	slot := mysqltest.AddSlot(t, store, 3*time.Hour, 2, 5000)
+	open, pw := true, "a long new password"
+	actions := map[booking.AdminAction]func(ctx context.Context) error{
+		booking.ActionCheckIn: func(ctx context.Context) error { _, err := svc.CheckIn(ctx, 999999); return err },
+		booking.ActionNoShow:  func(ctx context.Context) error { _, err := svc.MarkNoShow(ctx, 999999); return err },
+		booking.ActionWalkIn: func(ctx context.Context) error {
+			_, err := svc.WalkIn(ctx, booking.WalkInRequest{SlotID: 999999, Name: "李女士"})
+			return err
+		},
+		booking.ActionReschedule: func(ctx context.Context) error { _, err := svc.RescheduleBySalon(ctx, 999999, slot); return err },
+		booking.ActionNote:       func(ctx context.Context) error { _, err := svc.SetCustomerNote(ctx, 999999, "过敏"); return err },
+		booking.ActionCancel:     func(ctx context.Context) error { _, err := svc.CancelBySalon(ctx, 999999); return err },
+		booking.ActionSchedule: func(ctx context.Context) error {
+			_, _, err := svc.CreateSchedule(ctx, booking.Schedule{})
+			return err
+		},
+		booking.ActionSlotChange: func(ctx context.Context) error {
+			_, err := svc.UpdateSlot(ctx, 999999, booking.SlotUpdate{Open: &open})
+			return err
+		},
+		booking.ActionStaff: func(ctx context.Context) error { _, err := svc.UpdateStaff(ctx, 999999, nil, &pw); return err },
+	}
+	if len(actions) != len(booking.AdminActions) {
+		t.Fatalf("%d actions tested of %d", len(actions), len(booking.AdminActions))
+	}
+	checkInByCode := func(ctx context.Context) error { _, err := svc.CheckInByCode(ctx, "12345678"); return err }
+	createStaff := func(ctx context.Context) error {
+		_, err := svc.CreateStaff(ctx, "Someone", booking.RoleStaff, pw)
+		return err
+	}
+	listStaff := func(ctx context.Context) error { _, err := svc.ListStaff(ctx); return err }
+	before := countStaff(t, store)
+	for _, role := range []booking.Role{booking.RoleOwner, booking.RoleStaff} {
+		ctx := service.WithStaff(ctx, booking.Staff{ID: 7, Name: "someone", Role: role})
+		for _, a := range booking.AdminActions {
+			calls := []func(context.Context) error{actions[a]}
+			switch a {
+			case booking.ActionCheckIn:
+				calls = append(calls, checkInByCode)
+			case booking.ActionStaff:
+				calls = append(calls, listStaff)
+				if role == booking.RoleStaff {
+					calls = append(calls, createStaff)
+				}
+			}
+			for i, call := range calls {
+				err := call(ctx)
+				if forbidden := booking.IsCode(err, booking.EFORBIDDEN); forbidden == role.May(a) {
+					t.Errorf("%s %s (#%d): %v", role, a, i, err)
+				}
+			}
+		}
+	}
+	if countStaff(t, store) != before {
+		t.Fatal("a refused createStaff created an account")
+	}
+	// A call that names no staff member (not through the admin door) is not refused.
+	if err := actions[booking.ActionCancel](ctx); booking.IsCode(err, booking.EFORBIDDEN) {
+		t.Fatal(err)
+	}
+}
+
+func countStaff(t *testing.T, store *mysql.DB) int {
+	t.Helper()
+	var n int
+	if err := store.SQL().QueryRow(`SELECT COUNT(*) FROM t_staff`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
