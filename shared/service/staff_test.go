@@ -227,3 +227,46 @@ func countStaff(t *testing.T, store *mysql.DB) int {
 	}
 	return n
 }
+
+// A correct sign-in forgets the name's failures; a lock ends 15 minutes after
+// the fifth failure, and then the right password signs in.
+func TestSignInLockEnds(t *testing.T) {
+	svc, store := newService(t)
+	if _, err := svc.CreateStaff(ctx, "Amy", booking.RoleStaff, "Amy's password"); err != nil {
+		t.Fatal(err)
+	}
+	failures := func() int {
+		var n int
+		if err := store.SQL().QueryRow(`SELECT COUNT(*) FROM t_signin_failure WHERE name = 'Amy'`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	for i := 0; i < booking.SignInMaxFailures-1; i++ {
+		if _, err := svc.SignIn(ctx, "Amy", "wrong password", adminToken); !booking.IsCode(err, booking.EUNAUTHORIZED) {
+			t.Fatal(err)
+		}
+	}
+	if _, err := svc.SignIn(ctx, "Amy", "Amy's password", adminToken); err != nil || failures() != 0 {
+		t.Fatalf("a correct sign-in after four failures: %v, %d failures kept", err, failures())
+	}
+	for i := 0; i < booking.SignInMaxFailures; i++ {
+		svc.SignIn(ctx, "Amy", "wrong password", adminToken)
+	}
+	if _, err := svc.SignIn(ctx, "Amy", "Amy's password", adminToken); !booking.IsCode(err, booking.ETOOMANYATTEMPTS) {
+		t.Fatalf("locked: %v", err)
+	}
+	// 14 minutes later it is still locked; at 15 it is not.
+	if _, err := store.SQL().Exec(`UPDATE t_signin_failure SET failed_at = failed_at - INTERVAL 14 MINUTE WHERE name = 'Amy'`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.SignIn(ctx, "Amy", "Amy's password", adminToken); !booking.IsCode(err, booking.ETOOMANYATTEMPTS) {
+		t.Fatalf("locked after 14 minutes: %v", err)
+	}
+	if _, err := store.SQL().Exec(`UPDATE t_signin_failure SET failed_at = failed_at - INTERVAL 61 SECOND WHERE name = 'Amy'`); err != nil {
+		t.Fatal(err)
+	}
+	if who, err := svc.SignIn(ctx, "Amy", "Amy's password", adminToken); err != nil || who.Name != "Amy" {
+		t.Fatalf("after the lock: %+v %v", who, err)
+	}
+}
