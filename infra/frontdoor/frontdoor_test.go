@@ -156,6 +156,7 @@ func TestPathRulesSendEveryRouteToItsFunction(t *testing.T) {
 		"/bookings/*/reschedule": "cancel",
 		"/pay/notify":            "paynotify", "/pay/refund-notify": "paynotify",
 		"/admin/slots": "admin", "/admin/slots/*": "admin", "/admin/bookings": "admin", "/admin/bookings/*": "admin", "/admin/checkin": "admin", "/admin/customers/*": "admin",
+		"/admin/staff": "admin", "/admin/staff/*": "admin",
 		// The salon console.
 		"/admin": "admin", "/admin/": "admin", "/admin/static/*": "admin", "/admin/login": "admin", "/admin/logout": "admin",
 		"/admin/week": "admin", "/admin/door": "admin", "/admin/customer": "admin", "/admin/walkin": "admin", "/admin/move": "admin", "/admin/booking": "admin", "/admin/audit": "admin", "/admin/health": "admin",
@@ -225,7 +226,7 @@ func TestCustomDomainCreatedThenLeftAlone(t *testing.T) {
 		t.Fatalf("domain %v", d)
 	}
 	eps := d["EndpointsConfig"].([]any)
-	if len(eps) != len(res.Rules) || len(eps) != 34 {
+	if len(eps) != len(res.Rules) || len(eps) != 36 {
 		t.Fatalf("%d endpoints, %d rules", len(eps), len(res.Rules))
 	}
 	for _, e := range eps {

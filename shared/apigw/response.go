@@ -2,8 +2,10 @@ package apigw
 
 import (
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
+	"strconv"
 
 	"salon/shared/booking"
 )
@@ -39,6 +41,7 @@ var statusOf = map[string]int{
 	booking.EPRICEDIFFERS:        http.StatusConflict,
 	booking.ETOOEARLY:            http.StatusConflict,
 	booking.EUNAVAILABLE:         http.StatusServiceUnavailable,
+	booking.ETOOMANYATTEMPTS:     http.StatusTooManyRequests,
 }
 
 // retryAfterOf gives the codes whose answers tell the client when to try again
@@ -91,6 +94,10 @@ func errorResponse(code string, err error) *Response {
 	resp := JSON(HTTPStatus(code), ErrorBody{Code: code, Message: msg})
 	if after, ok := retryAfterOf[code]; ok {
 		resp.Headers["Retry-After"] = after
+	}
+	var e *booking.Error
+	if errors.As(err, &e) && e.Code == code && e.RetryAfter > 0 {
+		resp.Headers["Retry-After"] = strconv.Itoa(e.RetryAfter)
 	}
 	return resp
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/tencentyun/scf-go-lib/functioncontext"
 
@@ -325,6 +326,21 @@ func TestErrorResponse(t *testing.T) {
 		if after, ok := resp.Headers["Retry-After"]; ok != (tt.code == booking.EUNAVAILABLE) || (ok && after != RetryAfterSeconds) {
 			t.Errorf("ErrorResponse(%v): Retry-After %q (set: %v)", tt.err, after, ok)
 		}
+	}
+}
+
+// A throttled sign-in tells the client how many seconds its lock has left.
+func TestErrorResponseRetryAfterOfTheError(t *testing.T) {
+	resp := ErrorResponse(fmt.Errorf("sign-in: %w", booking.TooManyAttempts(14*time.Minute+30*time.Second)))
+	var eb ErrorBody
+	if err := json.Unmarshal([]byte(resp.Body), &eb); err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != 429 || eb.Code != booking.ETOOMANYATTEMPTS || resp.Headers["Retry-After"] != "870" {
+		t.Fatalf("got %d %+v, Retry-After %q", resp.StatusCode, eb, resp.Headers["Retry-After"])
+	}
+	if strings.Contains(resp.Body, "14m30s") {
+		t.Fatalf("the detail leaks: %s", resp.Body)
 	}
 }
 

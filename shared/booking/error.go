@@ -36,6 +36,9 @@ const (
 	// is down, restarting, unreachable, or out of connections). Nothing was
 	// changed that the caller cannot see; trying again later is safe.
 	EUNAVAILABLE = "UNAVAILABLE"
+	// ETOOMANYATTEMPTS: the console sign-in of a name that failed too often
+	// lately (booking.SignInMaxFailures); the error's RetryAfter says when.
+	ETOOMANYATTEMPTS = "TOO_MANY_ATTEMPTS"
 )
 
 // customerMessages are shown to the customer in the mini-program.
@@ -60,6 +63,7 @@ var customerMessages = map[string]string{
 	EPRICEDIFFERS:        "只能改约到价格相同的时段",
 	ETOOEARLY:            "还没到时间，现在不能这样操作",
 	EUNAVAILABLE:         "服务繁忙，请稍后再试",
+	ETOOMANYATTEMPTS:     "尝试次数过多，请稍后再试",
 }
 
 // Error is an application error: a code for the program, a message for the customer.
@@ -68,6 +72,9 @@ type Error struct {
 	Code    string
 	Message string
 	Detail  string
+	// RetryAfter, when positive, is the seconds after which trying again may
+	// succeed (the answer's Retry-After header).
+	RetryAfter int
 }
 
 func (e *Error) Error() string {

@@ -13,6 +13,7 @@ import (
 	"salon/shared/apigw"
 	"salon/shared/booking"
 	"salon/shared/instance"
+	"salon/shared/service"
 )
 
 // Server is what one function's handlers need, built once when the function's
@@ -77,9 +78,15 @@ func (s *Server) admin(h depsHandler) http.Handler {
 		if err := checkAdmin(r, d); err != nil {
 			return err
 		}
+		// Every credential checkAdmin accepts is the owner's (ADMIN_TOKEN, or a
+		// console session signed in with it): the service allows by this role.
+		r = r.WithContext(service.WithStaff(r.Context(), builtInOwner))
 		return h(w, r, d)
 	})
 }
+
+// builtInOwner is the owner who signs in with ADMIN_TOKEN; it has no account.
+var builtInOwner = booking.Staff{Name: booking.OwnerName, Role: booking.RoleOwner}
 
 // customerOf returns the openid of the request's session token.
 func customerOf(d *instance.Deps, r *http.Request) (string, error) {

@@ -436,6 +436,9 @@ func AdminRouter(e *instance.Env) *apigw.Router {
 	rt.Handle("POST /admin/bookings/{id}/noshow", s.admin(s.markNoShow))
 	rt.Handle("POST /admin/bookings/{id}/reschedule", s.admin(s.rescheduleBySalon))
 	rt.Handle("POST /admin/checkin", s.admin(s.checkInByCode))
+	rt.Handle("GET /admin/staff", s.admin(s.listStaff))
+	rt.Handle("POST /admin/staff", s.admin(s.createStaff))
+	rt.Handle("PATCH /admin/staff/{id}", s.admin(s.updateStaff))
 	return rt
 }
 

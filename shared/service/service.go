@@ -190,6 +190,9 @@ func (s *Service) CancelByCustomer(ctx context.Context, openid string, bookingID
 // CancelBySalon cancels any booking before check-in, always with a full refund
 // of what was paid.
 func (s *Service) CancelBySalon(ctx context.Context, bookingID int64) (*booking.Booking, error) {
+	if err := allow(ctx, booking.ActionCancel); err != nil {
+		return nil, err
+	}
 	b, err := s.store.FindBooking(ctx, bookingID)
 	if err != nil {
 		return nil, err
@@ -371,6 +374,9 @@ func (s *Service) mismatch(b *booking.Booking, st *booking.OrderState) string {
 // marked at the same moment exactly one of the two wins; the other is
 // INVALID_STATE.
 func (s *Service) CheckIn(ctx context.Context, bookingID int64) (*booking.Booking, error) {
+	if err := allow(ctx, booking.ActionCheckIn); err != nil {
+		return nil, err
+	}
 	b, err := s.store.FindBooking(ctx, bookingID)
 	if err != nil {
 		return nil, err
@@ -399,6 +405,9 @@ func (s *Service) CheckIn(ctx context.Context, bookingID int64) (*booking.Bookin
 // salon can do it once the slot has started; the seat stays sold and the deposit
 // is kept, and the booking is finished, so the customer can book again.
 func (s *Service) MarkNoShow(ctx context.Context, bookingID int64) (*booking.Booking, error) {
+	if err := allow(ctx, booking.ActionNoShow); err != nil {
+		return nil, err
+	}
 	b, err := s.store.FindBooking(ctx, bookingID)
 	if err != nil {
 		return nil, err
@@ -437,6 +446,9 @@ func (s *Service) RescheduleByCustomer(ctx context.Context, openid string, booki
 // at any price (the deposit stays as paid), not counted against the
 // customer's limit; the customer gets the rescheduled notification.
 func (s *Service) RescheduleBySalon(ctx context.Context, bookingID, slotID int64) (*booking.Booking, error) {
+	if err := allow(ctx, booking.ActionReschedule); err != nil {
+		return nil, err
+	}
 	if _, err := s.store.FindBooking(ctx, bookingID); err != nil {
 		return nil, err
 	}
@@ -450,6 +462,9 @@ func (s *Service) RescheduleBySalon(ctx context.Context, bookingID, slotID int64
 
 // CreateSchedule opens the schedule's slots; existing starts are skipped.
 func (s *Service) CreateSchedule(ctx context.Context, sched booking.Schedule) (created, skipped int, err error) {
+	if err := allow(ctx, booking.ActionSchedule); err != nil {
+		return 0, 0, err
+	}
 	slots, err := sched.Slots(s.Loc)
 	if err != nil {
 		return 0, 0, err
@@ -460,6 +475,9 @@ func (s *Service) CreateSchedule(ctx context.Context, sched booking.Schedule) (c
 // UpdateSlot applies the salon's change to a slot: a larger or smaller capacity
 // (never below what is booked), or closing it to new bookings.
 func (s *Service) UpdateSlot(ctx context.Context, slotID int64, u booking.SlotUpdate) (*booking.SlotView, error) {
+	if err := allow(ctx, booking.ActionSlotChange); err != nil {
+		return nil, err
+	}
 	if err := u.Validate(); err != nil {
 		return nil, err
 	}
@@ -560,6 +578,9 @@ func (s *Service) withCheckinCodes(ctx context.Context, bs ...*booking.Booking) 
 // checked in INVALID_STATE). A code of the wrong shape is BAD_REQUEST; one no
 // booking of today has, NOT_FOUND.
 func (s *Service) CheckInByCode(ctx context.Context, code string) (*booking.Booking, error) {
+	if err := allow(ctx, booking.ActionCheckIn); err != nil {
+		return nil, err
+	}
 	if !booking.ValidCheckinCode(code) {
 		return nil, booking.Errorf(booking.EBADREQUEST, "code: want %d digits", booking.CheckinCodeLen)
 	}

@@ -111,6 +111,24 @@ type ConsoleSessions interface {
 	ConsoleSessionEnded(ctx context.Context, sessionID string) (bool, error)
 }
 
+// StaffAccounts are the people who sign in to the console, and the sign-in
+// lock-out every instance shares.
+type StaffAccounts interface {
+	// CreateStaff: a name already taken is INVALID_STATE.
+	CreateStaff(ctx context.Context, s booking.NewStaff) (*booking.Staff, error)
+	ListStaff(ctx context.Context) ([]booking.Staff, error)
+	FindStaff(ctx context.Context, id int64) (*booking.Staff, error)
+	UpdateStaff(ctx context.Context, id int64, u booking.StaffUpdate) (*booking.Staff, error)
+	// StaffCredential is the account of a name with its hash; NOT_FOUND when
+	// there is none.
+	StaffCredential(ctx context.Context, name string) (*booking.StaffCredential, error)
+	// SignInLocked is TOO_MANY_ATTEMPTS while a name is locked out.
+	SignInLocked(ctx context.Context, name string) error
+	// RecordSignIn counts a checked sign-in's outcome under the name's lock: a
+	// name locked meanwhile is TOO_MANY_ATTEMPTS whatever the outcome.
+	RecordSignIn(ctx context.Context, name string, ok bool) error
+}
+
 // Store is all of the above, and the store's own: its clock (the one every
 // rule about time is decided by), whether it answers, what its failures mean
 // (UNAVAILABLE for a database that is down or out of connections), and closing
@@ -125,6 +143,7 @@ type Store interface {
 	Release
 	Audit
 	ConsoleSessions
+	StaffAccounts
 	Now(ctx context.Context) (time.Time, error)
 	Ping(ctx context.Context) error
 	Classify(err error) error

@@ -1,0 +1,49 @@
+package booking
+
+// AdminAction is a change the salon makes through the console or the admin API.
+type AdminAction string
+
+const (
+	ActionCheckIn    AdminAction = "check_in"
+	ActionNoShow     AdminAction = "no_show"
+	ActionWalkIn     AdminAction = "walk_in"
+	ActionReschedule AdminAction = "reschedule"
+	ActionNote       AdminAction = "note"
+	// ActionCancel is the salon's cancel, which refunds the deposit in full.
+	ActionCancel AdminAction = "cancel"
+	// ActionSchedule creates slots; ActionSlotChange closes, reopens or
+	// resizes one.
+	ActionSchedule   AdminAction = "schedule"
+	ActionSlotChange AdminAction = "slot_change"
+	ActionStaff      AdminAction = "staff"
+)
+
+// AdminActions is every admin action.
+var AdminActions = []AdminAction{ActionCheckIn, ActionNoShow, ActionWalkIn, ActionReschedule, ActionNote,
+	ActionCancel, ActionSchedule, ActionSlotChange, ActionStaff}
+
+// staffMay is what a staff member (not the owner) may do: the work at the
+// counter. Money going back, the schedule and the accounts are the owner's.
+var staffMay = map[AdminAction]bool{
+	ActionCheckIn: true, ActionNoShow: true, ActionWalkIn: true, ActionReschedule: true, ActionNote: true,
+}
+
+// May reports whether role may take action: the owner anything, staff the
+// counter's work.
+func (r Role) May(a AdminAction) bool {
+	switch r {
+	case RoleOwner:
+		return true
+	case RoleStaff:
+		return staffMay[a]
+	}
+	return false
+}
+
+// Allow is nil when role may take action, and FORBIDDEN otherwise.
+func (r Role) Allow(a AdminAction) error {
+	if r.May(a) {
+		return nil
+	}
+	return Errorf(EFORBIDDEN, "%s may not %s", r, a)
+}

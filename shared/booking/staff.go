@@ -1,0 +1,182 @@
+package booking
+
+import (
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/crypto/bcrypt"
+)
+
+// Staff accounts: the owner and the people who work in the salon sign in to the
+// console as themselves. The built-in owner is the name OwnerName with
+// ADMIN_TOKEN as the password; it has no account row.
+
+// Role is what a staff member may do.
+type Role string
+
+const (
+	RoleOwner Role = "owner"
+	RoleStaff Role = "staff"
+)
+
+// Valid reports whether r is one of the roles.
+func (r Role) Valid() bool { return r == RoleOwner || r == RoleStaff }
+
+// OwnerName is the name of the built-in owner, whose password is ADMIN_TOKEN;
+// no account may take it.
+const OwnerName = "admin"
+
+// Name and password rules.
+const (
+	StaffNameMaxRunes = 40
+	PasswordMinRunes  = 10
+	// PasswordMaxBytes is bcrypt's limit: it reads no further.
+	PasswordMaxBytes = 72
+)
+
+// PasswordCost is the bcrypt cost. An SCF function of 128 MB gets a fraction of a
+// core; cost 10 takes about 60-80 ms there (bcrypt needs only 4 KB of memory, so
+// the small memory is no concern, only the CPU share), which a person signing in
+// does not notice while a guesser who stole the hashes pays it per guess. Cost 12
+// would be 4 times that on every sign-in and on the dummy hash of every unknown
+// name; the lock-out (five failures per name) is what stops online guessing.
+const PasswordCost = 10
+
+// Staff is an account as it is shown: never its password or hash.
+type Staff struct {
+	ID                int64     `json:"staffId"`
+	Name              string    `json:"name"`
+	Role              Role      `json:"role"`
+	Disabled          bool      `json:"disabled"`
+	PasswordChangedAt time.Time `json:"passwordChangedAt"`
+	CreatedAt         time.Time `json:"createdAt"`
+	UpdatedAt         time.Time `json:"updatedAt"`
+}
+
+// StaffCredential is an account with its password hash, for the sign-in check
+// only; it never leaves the service.
+type StaffCredential struct {
+	Staff
+	PasswordHash string `json:"-"`
+}
+
+// NewStaff is an account the owner creates.
+type NewStaff struct {
+	Name         string
+	Role         Role
+	PasswordHash string
+}
+
+// StaffUpdate is the owner's change to an account: disable it (or enable it
+// again), or set a new password hash; nil leaves that part unchanged.
+type StaffUpdate struct {
+	Disabled     *bool
+	PasswordHash *string
+}
+
+// CheckStaffName checks the name of a new account: 1 to 40 characters, no
+// leading or trailing space, no control characters, and not the built-in
+// owner's (compared without case, as the database compares names).
+func CheckStaffName(name string) error {
+	n := utf8.RuneCountInString(name)
+	switch {
+	case !utf8.ValidString(name):
+		return Errorf(EBADREQUEST, "name is not UTF-8")
+	case n == 0 || n > StaffNameMaxRunes:
+		return Errorf(EBADREQUEST, "name must have 1 to %d characters", StaffNameMaxRunes)
+	case strings.TrimSpace(name) != name:
+		return Errorf(EBADREQUEST, "name has leading or trailing space")
+	case strings.EqualFold(name, OwnerName):
+		return Errorf(EBADREQUEST, "the name %s is the built-in owner's", OwnerName)
+	}
+	for _, r := range name {
+		if unicode.IsControl(r) || r == unicode.ReplacementChar {
+			return Errorf(EBADREQUEST, "name has a control character")
+		}
+	}
+	return nil
+}
+
+// CheckPassword checks a new password: at least 10 characters and at most 72
+// bytes (all bcrypt reads).
+func CheckPassword(password string) error {
+	switch {
+	case utf8.RuneCountInString(password) < PasswordMinRunes:
+		return Errorf(EBADREQUEST, "password must have at least %d characters", PasswordMinRunes)
+	case len(password) > PasswordMaxBytes:
+		return Errorf(EBADREQUEST, "password must have at most %d bytes", PasswordMaxBytes)
+	}
+	return nil
+}
+
+// HashPassword checks password and returns its bcrypt hash.
+func HashPassword(password string) (string, error) {
+	if err := CheckPassword(password); err != nil {
+		return "", err
+	}
+	h, err := bcrypt.GenerateFromPassword([]byte(password), PasswordCost)
+	if err != nil {
+		return "", err
+	}
+	return string(h), nil
+}
+
+// dummyHash is compared against for a name that has no account, so that an
+// unknown name costs what a wrong password does.
+// It is made on first use, not when a function starts.
+var dummyHash = sync.OnceValue(func() []byte {
+	h, _ := bcrypt.GenerateFromPassword([]byte("no account has this password"), PasswordCost)
+	return h
+})
+
+// PasswordMatches reports whether password is the one of hash. An empty hash
+// (no such account) is compared with a dummy hash and never matches.
+func PasswordMatches(hash, password string) bool {
+	if hash == "" {
+		bcrypt.CompareHashAndPassword(dummyHash(), []byte(password))
+		return false
+	}
+	err := bcrypt.CompareHashAndPassword([]byte(hash), []byte(password))
+	return err == nil
+}
+
+// The sign-in lock-out: SignInMaxFailures failed sign-ins of one name within
+// SignInWindow lock that name for SignInLock after the last of them.
+const (
+	SignInMaxFailures = 5
+	SignInWindow      = 15 * time.Minute
+	SignInLock        = 15 * time.Minute
+)
+
+// SignInLocked decides on a name's recent failed sign-ins (newest first; only
+// the first SignInMaxFailures are read) whether the name is locked at now, and
+// for how long still. The failures that lock a name are SignInMaxFailures within
+// SignInWindow; no failure is counted while it is locked, so the lock ends
+// SignInLock after the last of them.
+func SignInLocked(failures []time.Time, now time.Time) (bool, time.Duration) {
+	if len(failures) < SignInMaxFailures {
+		return false, 0
+	}
+	last, first := failures[0], failures[SignInMaxFailures-1]
+	if last.Sub(first) > SignInWindow {
+		return false, 0
+	}
+	if left := last.Add(SignInLock).Sub(now); left > 0 {
+		return true, left
+	}
+	return false, 0
+}
+
+// TooManyAttempts is the answer to a sign-in of a locked name, telling when to
+// try again (whole seconds, at least one).
+func TooManyAttempts(left time.Duration) *Error {
+	e := Errorf(ETOOMANYATTEMPTS, "sign-in locked for %s", left)
+	e.RetryAfter = int((left + time.Second - 1) / time.Second)
+	if e.RetryAfter < 1 {
+		e.RetryAfter = 1
+	}
+	return e
+}

@@ -1,0 +1,128 @@
+package booking
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestCheckStaffName(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		ok   bool
+	}{
+		{"小美", true},
+		{"Amy Chen", true},
+		{strings.Repeat("美", 40), true},
+		{strings.Repeat("美", 41), false},
+		{"", false},
+		{" amy", false},
+		{"amy ", false},
+		{"a\tb", false},
+		{"a\nb", false},
+		{"admin", false},
+		{"Admin", false},
+		{"ADMIN", false},
+		{"admin2", true},
+		{"\xff", false},
+	} {
+		if err := CheckStaffName(tt.name); (err == nil) != tt.ok || err != nil && ErrorCode(err) != EBADREQUEST {
+			t.Errorf("CheckStaffName(%q) = %v, want ok %v", tt.name, err, tt.ok)
+		}
+	}
+}
+
+func TestCheckPassword(t *testing.T) {
+	for _, tt := range []struct {
+		password string
+		ok       bool
+	}{
+		{"123456789", false},
+		{"1234567890", true},
+		{"美甲店美甲店美甲店美", true}, // 10 characters, 30 bytes
+		{"美甲店美甲店美甲店", false},
+		{strings.Repeat("a", 72), true},
+		{strings.Repeat("a", 73), false},
+		{"", false},
+	} {
+		if err := CheckPassword(tt.password); (err == nil) != tt.ok {
+			t.Errorf("CheckPassword(%q) = %v, want ok %v", tt.password, err, tt.ok)
+		}
+	}
+}
+
+func TestHashPassword(t *testing.T) {
+	h, err := HashPassword("correct horse")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(h, "correct horse") || !strings.HasPrefix(h, "$2a$10$") {
+		t.Fatalf("hash %q", h)
+	}
+	if !PasswordMatches(h, "correct horse") || PasswordMatches(h, "correct horsf") || PasswordMatches("", "correct horse") {
+		t.Fatal("PasswordMatches")
+	}
+	if _, err := HashPassword("short"); ErrorCode(err) != EBADREQUEST {
+		t.Fatalf("short password: %v", err)
+	}
+}
+
+func TestSignInLocked(t *testing.T) {
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	ago := func(ds ...time.Duration) []time.Time {
+		var out []time.Time
+		for _, d := range ds {
+			out = append(out, now.Add(-d))
+		}
+		return out
+	}
+	m := time.Minute
+	for _, tt := range []struct {
+		name     string
+		failures []time.Time
+		locked   bool
+		left     time.Duration
+	}{
+		{"none", nil, false, 0},
+		{"four", ago(0, m, 2*m, 3*m), false, 0},
+		{"five just now", ago(0, m, 2*m, 3*m, 4*m), true, 15 * m},
+		{"five, the last 10 minutes ago", ago(10*m, 11*m, 12*m, 13*m, 14*m), true, 5 * m},
+		{"five, the lock over", ago(15*m, 16*m, 17*m, 18*m, 19*m), false, 0},
+		{"five spread over more than the window", ago(0, m, 2*m, 3*m, 16*m), false, 0},
+		{"five within exactly the window", ago(0, m, 2*m, 3*m, 15*m), true, 15 * m},
+		{"a failure after a lock ended", ago(0, 16*m, 16*m, 16*m, 16*m), false, 0},
+	} {
+		locked, left := SignInLocked(tt.failures, now)
+		if locked != tt.locked || left != tt.left {
+			t.Errorf("%s: locked %v for %s, want %v for %s", tt.name, locked, left, tt.locked, tt.left)
+		}
+	}
+	if e := TooManyAttempts(90*time.Second + time.Millisecond); e.Code != ETOOMANYATTEMPTS || e.RetryAfter != 91 {
+		t.Fatalf("TooManyAttempts: %+v", e)
+	}
+	if e := TooManyAttempts(time.Millisecond); e.RetryAfter != 1 {
+		t.Fatalf("TooManyAttempts: %+v", e)
+	}
+}
+
+func TestRoleMay(t *testing.T) {
+	want := map[AdminAction]bool{ActionCheckIn: true, ActionNoShow: true, ActionWalkIn: true, ActionReschedule: true, ActionNote: true,
+		ActionCancel: false, ActionSchedule: false, ActionSlotChange: false, ActionStaff: false}
+	if len(want) != len(AdminActions) {
+		t.Fatalf("the table names %d actions of %d", len(want), len(AdminActions))
+	}
+	for _, a := range AdminActions {
+		if !RoleOwner.May(a) || RoleOwner.Allow(a) != nil {
+			t.Errorf("the owner may not %s", a)
+		}
+		if RoleStaff.May(a) != want[a] {
+			t.Errorf("staff may %s: %v, want %v", a, RoleStaff.May(a), want[a])
+		}
+		if err := RoleStaff.Allow(a); (err == nil) != want[a] || err != nil && ErrorCode(err) != EFORBIDDEN {
+			t.Errorf("staff %s: %v", a, err)
+		}
+		if Role("").May(a) || Role("boss").May(a) {
+			t.Errorf("an unknown role may %s", a)
+		}
+	}
+}

@@ -1,0 +1,181 @@
+package mysql
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+
+	"salon/shared/booking"
+)
+
+// Staff accounts and the sign-in lock-out.
+
+const staffColumns = `staff_id, name, role, disabled, password_changed_at, created_at, updated_at, password_hash`
+
+func scanStaff(row interface{ Scan(...any) error }) (*booking.StaffCredential, error) {
+	var c booking.StaffCredential
+	err := row.Scan(&c.ID, &c.Name, &c.Role, &c.Disabled, &c.PasswordChangedAt, &c.CreatedAt, &c.UpdatedAt, &c.PasswordHash)
+	return &c, err
+}
+
+func findStaff(ctx context.Context, q querier, where string, args ...any) (*booking.StaffCredential, error) {
+	c, err := scanStaff(q.QueryRowContext(ctx, `SELECT `+staffColumns+` FROM t_staff WHERE `+where, args...))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, booking.Errorf(booking.ENOTFOUND, "no such staff member")
+	}
+	return c, err
+}
+
+// CreateStaff adds an account; a name already taken (compared as the database
+// compares names, without case) is INVALID_STATE.
+func (db *DB) CreateStaff(ctx context.Context, s booking.NewStaff) (*booking.Staff, error) {
+	res, err := db.db.ExecContext(ctx, `INSERT INTO t_staff (name, role, password_hash, disabled, password_changed_at, created_at, updated_at)
+		VALUES (?, ?, ?, 0, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))`, s.Name, string(s.Role), s.PasswordHash)
+	if mysqlErrNo(err) == errDupEntry {
+		return nil, booking.Errorf(booking.EINVALIDSTATE, "staff name %q is taken", s.Name)
+	} else if err != nil {
+		return nil, err
+	}
+	id, err := res.LastInsertId()
+	if err != nil {
+		return nil, err
+	}
+	c, err := findStaff(ctx, db.db, `staff_id = ?`, id)
+	if err != nil {
+		return nil, err
+	}
+	return &c.Staff, nil
+}
+
+// ListStaff is every account, by name, without hashes.
+func (db *DB) ListStaff(ctx context.Context) ([]booking.Staff, error) {
+	rows, err := db.db.QueryContext(ctx, `SELECT `+staffColumns+` FROM t_staff ORDER BY name, staff_id`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []booking.Staff{}
+	for rows.Next() {
+		c, err := scanStaff(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c.Staff)
+	}
+	return out, rows.Err()
+}
+
+// FindStaff is one account, without its hash; NOT_FOUND when there is none.
+func (db *DB) FindStaff(ctx context.Context, id int64) (*booking.Staff, error) {
+	c, err := findStaff(ctx, db.db, `staff_id = ?`, id)
+	if err != nil {
+		return nil, err
+	}
+	return &c.Staff, nil
+}
+
+// StaffCredential is the account of name with its hash, for the sign-in check;
+// NOT_FOUND when there is none.
+func (db *DB) StaffCredential(ctx context.Context, name string) (*booking.StaffCredential, error) {
+	return findStaff(ctx, db.db, `name = ?`, name)
+}
+
+// UpdateStaff disables (or enables) an account or sets its password hash.
+func (db *DB) UpdateStaff(ctx context.Context, id int64, u booking.StaffUpdate) (*booking.Staff, error) {
+	var out *booking.Staff
+	err := db.transact(ctx, nil, func(tx *sql.Tx) error {
+		if _, err := findStaff(ctx, tx, `staff_id = ? FOR UPDATE`, id); err != nil {
+			return err
+		}
+		if u.Disabled != nil {
+			if _, err := tx.ExecContext(ctx, `UPDATE t_staff SET disabled = ?, updated_at = UTC_TIMESTAMP(6) WHERE staff_id = ?`, *u.Disabled, id); err != nil {
+				return err
+			}
+		}
+		if u.PasswordHash != nil {
+			if _, err := tx.ExecContext(ctx, `UPDATE t_staff SET password_hash = ?, password_changed_at = UTC_TIMESTAMP(6), updated_at = UTC_TIMESTAMP(6)
+				WHERE staff_id = ?`, *u.PasswordHash, id); err != nil {
+				return err
+			}
+		}
+		c, err := findStaff(ctx, tx, `staff_id = ?`, id)
+		if err != nil {
+			return err
+		}
+		out = &c.Staff
+		return nil
+	})
+	return out, err
+}
+
+// recentFailures reads the newest failed sign-ins of name, newest first.
+func recentFailures(ctx context.Context, q querier, name string) ([]time.Time, time.Time, error) {
+	var now time.Time
+	if err := q.QueryRowContext(ctx, `SELECT UTC_TIMESTAMP(6)`).Scan(&now); err != nil {
+		return nil, now, err
+	}
+	rows, err := q.QueryContext(ctx, `SELECT failed_at FROM t_signin_failure WHERE name = ? ORDER BY failed_at DESC, failure_id DESC LIMIT ?`,
+		name, booking.SignInMaxFailures)
+	if err != nil {
+		return nil, now, err
+	}
+	defer rows.Close()
+	var out []time.Time
+	for rows.Next() {
+		var t time.Time
+		if err := rows.Scan(&t); err != nil {
+			return nil, now, err
+		}
+		out = append(out, t)
+	}
+	return out, now, rows.Err()
+}
+
+// SignInLocked answers TOO_MANY_ATTEMPTS (with when to try again) while name is
+// locked out, and nil otherwise. It locks nothing: a sign-in asks it before it
+// checks a password, and RecordSignIn decides again under the name's lock.
+func (db *DB) SignInLocked(ctx context.Context, name string) error {
+	failures, now, err := recentFailures(ctx, db.db, name)
+	if err != nil {
+		return err
+	}
+	if locked, left := booking.SignInLocked(failures, now); locked {
+		return booking.TooManyAttempts(left)
+	}
+	return nil
+}
+
+// RecordSignIn records the outcome of a checked sign-in of name with the name's
+// row locked, so that the sign-ins of one name on every instance are decided one
+// after another: a locked name is TOO_MANY_ATTEMPTS whatever the outcome, and
+// its failure is not counted; a failure is counted; a success forgets the
+// name's failures. Failures older than the window go as well.
+func (db *DB) RecordSignIn(ctx context.Context, name string, ok bool) error {
+	return db.transact(ctx, nil, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO t_signin_name (name) VALUES (?) ON DUPLICATE KEY UPDATE name = name`, name); err != nil {
+			return err
+		}
+		var locked string
+		if err := tx.QueryRowContext(ctx, `SELECT name FROM t_signin_name WHERE name = ? FOR UPDATE`, name).Scan(&locked); err != nil {
+			return err
+		}
+		failures, now, err := recentFailures(ctx, tx, name)
+		if err != nil {
+			return err
+		}
+		if isLocked, left := booking.SignInLocked(failures, now); isLocked {
+			return booking.TooManyAttempts(left)
+		}
+		if ok {
+			_, err := tx.ExecContext(ctx, `DELETE FROM t_signin_failure WHERE name = ?`, name)
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM t_signin_failure WHERE name = ? AND failed_at < ?`,
+			name, now.Add(-booking.SignInWindow-booking.SignInLock)); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO t_signin_failure (name, failed_at) VALUES (?, ?)`, name, now)
+		return err
+	})
+}

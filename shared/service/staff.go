@@ -1,0 +1,126 @@
+package service
+
+import (
+	"context"
+	"crypto/subtle"
+	"unicode/utf8"
+
+	"salon/shared/booking"
+)
+
+// CreateStaff is the owner's new account: a name by booking.CheckStaffName, a
+// role, a password of at least 10 characters, kept only as its bcrypt hash.
+func (s *Service) CreateStaff(ctx context.Context, name string, role booking.Role, password string) (*booking.Staff, error) {
+	if err := allow(ctx, booking.ActionStaff); err != nil {
+		return nil, err
+	}
+	if err := booking.CheckStaffName(name); err != nil {
+		return nil, err
+	}
+	if !role.Valid() {
+		return nil, booking.Errorf(booking.EBADREQUEST, "role must be owner or staff")
+	}
+	hash, err := booking.HashPassword(password)
+	if err != nil {
+		return nil, err
+	}
+	return s.store.CreateStaff(ctx, booking.NewStaff{Name: name, Role: role, PasswordHash: hash})
+}
+
+// ListStaff is every account, without hashes.
+func (s *Service) ListStaff(ctx context.Context) ([]booking.Staff, error) {
+	if err := allow(ctx, booking.ActionStaff); err != nil {
+		return nil, err
+	}
+	return s.store.ListStaff(ctx)
+}
+
+// UpdateStaff disables (or enables) an account, or resets its password (at
+// least 10 characters). An update that changes nothing is BAD_REQUEST.
+func (s *Service) UpdateStaff(ctx context.Context, id int64, disabled *bool, password *string) (*booking.Staff, error) {
+	if err := allow(ctx, booking.ActionStaff); err != nil {
+		return nil, err
+	}
+	if disabled == nil && password == nil {
+		return nil, booking.Errorf(booking.EBADREQUEST, "nothing to change")
+	}
+	u := booking.StaffUpdate{Disabled: disabled}
+	if password != nil {
+		hash, err := booking.HashPassword(*password)
+		if err != nil {
+			return nil, err
+		}
+		u.PasswordHash = &hash
+	}
+	return s.store.UpdateStaff(ctx, id, u)
+}
+
+// SignIn checks a console sign-in: the name booking.OwnerName with adminToken
+// (ADMIN_TOKEN; empty: no built-in owner) as the password is the built-in owner
+// (a Staff with ID 0 and the owner's role), any other name an enabled account
+// with its password. A wrong password, an unknown name and a disabled account
+// are the same UNAUTHORIZED at the same cost (an unknown name's password is
+// compared with a dummy hash). Five failures of one name within 15 minutes lock
+// it for 15 minutes: TOO_MANY_ATTEMPTS with when to try again, counted in the
+// store so that every instance sees it.
+func (s *Service) SignIn(ctx context.Context, name, password, adminToken string) (*booking.Staff, error) {
+	refused := booking.Errorf(booking.EUNAUTHORIZED, "sign-in refused")
+	if utf8.RuneCountInString(name) > booking.StaffNameMaxRunes || !utf8.ValidString(name) || name == "" {
+		// No account has such a name, and the store has no room for it.
+		booking.PasswordMatches("", password)
+		return nil, refused
+	}
+	if err := s.store.SignInLocked(ctx, name); err != nil {
+		return nil, err
+	}
+	var who *booking.Staff
+	if name == booking.OwnerName {
+		ok := adminToken != "" && subtle.ConstantTimeCompare([]byte(password), []byte(adminToken)) == 1
+		if ok {
+			who = &booking.Staff{Name: booking.OwnerName, Role: booking.RoleOwner}
+		}
+	} else {
+		c, err := s.store.StaffCredential(ctx, name)
+		hash := ""
+		if err == nil {
+			hash = c.PasswordHash
+		} else if !booking.IsCode(err, booking.ENOTFOUND) {
+			return nil, err
+		}
+		if booking.PasswordMatches(hash, password) && !c.Disabled {
+			who = &c.Staff
+		}
+	}
+	if err := s.store.RecordSignIn(ctx, name, who != nil); err != nil {
+		return nil, err
+	}
+	if who == nil {
+		return nil, refused
+	}
+	return who, nil
+}
+
+type staffKey struct{}
+
+// WithStaff is ctx naming the staff member who asks (the admin middleware's
+// job): the service allows each admin action by that member's role.
+func WithStaff(ctx context.Context, st booking.Staff) context.Context {
+	return context.WithValue(ctx, staffKey{}, st)
+}
+
+// StaffOf is the staff member ctx names, if any.
+func StaffOf(ctx context.Context) (booking.Staff, bool) {
+	st, ok := ctx.Value(staffKey{}).(booking.Staff)
+	return st, ok
+}
+
+// allow is FORBIDDEN when the staff member ctx names may not take action. A
+// call that names none did not come through the admin door (the release run,
+// the product's own callers) and is not a staff member's request.
+func allow(ctx context.Context, action booking.AdminAction) error {
+	st, ok := StaffOf(ctx)
+	if !ok {
+		return nil
+	}
+	return st.Role.Allow(action)
+}
