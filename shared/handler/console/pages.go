@@ -378,7 +378,6 @@ var walkInWords = map[string]string{
 	booking.EACTIVEBOOKINGEXISTS: "这位顾客已有一个未完成的预约",
 }
 
-
 // ---- one customer: her bookings and the salon's note
 
 // maxHistory is how many of a customer's bookings her page lists.
