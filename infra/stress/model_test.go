@@ -425,8 +425,11 @@ func (m *model) do(o op) {
 			// Only for a customer who held a seat of that slot herself when she
 			// asked: she has a booking of it (which a concurrent op of this wave
 			// may have cancelled or let expire since).
+			// (or that she has moved to another slot since).
 			var had bool
-			s.store.SQL().QueryRow(`SELECT EXISTS (SELECT 1 FROM t_booking WHERE slot_id = ? AND openid = ?)`, sl.id, c.openid).Scan(&had)
+			s.store.SQL().QueryRow(`SELECT EXISTS (SELECT 1 FROM t_booking WHERE slot_id = ? AND openid = ?)
+				OR EXISTS (SELECT 1 FROM t_audit a JOIN t_booking b ON b.book_id = a.book_id WHERE b.openid = ? AND a.event = ?)`,
+				sl.id, c.openid, c.openid, booking.EventReschedule).Scan(&had)
 			if !had {
 				s.violate("wait: 409 INVALID_STATE for %s, who has no booking of slot %d", c.openid, sl.id)
 			}
@@ -575,7 +578,8 @@ func (m *model) created(cust int, key string, sl slotInfo, a answer) {
 		m.s.violate("reserve answered 201 without a booking: %s", a.Body)
 		return
 	}
-	if got, _ := b["slotId"].(float64); int64(got) != sl.id {
+	if got, _ := b["slotId"].(float64); int64(got) != sl.id && !m.wasMoved(id) {
+		// A key names its booking wherever it was moved since (reschedule).
 		m.s.violate("reserve of slot %d answered booking %d of slot %v", sl.id, id, b["slotId"])
 	}
 	if b["status"] == "pending_payment" && a.JSON["payment"] == nil {
@@ -880,4 +884,11 @@ func (m *model) replaceSlot(i int) {
 		return
 	}
 	s.violate("a fresh slot could not be made: %v", err)
+}
+
+// wasMoved reports whether booking id was moved to another slot at some point.
+func (m *model) wasMoved(id int64) bool {
+	var moved bool
+	m.s.store.SQL().QueryRow(`SELECT EXISTS (SELECT 1 FROM t_audit WHERE book_id = ? AND event = ?)`, id, booking.EventReschedule).Scan(&moved)
+	return moved
 }
