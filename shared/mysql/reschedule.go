@@ -16,21 +16,13 @@ import (
 // The new slot's seat is taken by the conditional statement (full: SOLD_OUT
 // and nothing changed); the old one's is returned and offered to its line.
 func (db *DB) Reschedule(ctx context.Context, c booking.Change) (*booking.Booking, error) {
-	err := db.transact(ctx, nil, func(tx *sql.Tx) error {
+	return db.planAndRun(ctx, c.BookingID, func(tx *sql.Tx) (*booking.ChangePlan, error) {
 		facts, err := rescheduleFacts(ctx, tx, c.BookingID, c.ToSlotID)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		plan, err := db.Policy.PlanReschedule(c, facts)
-		if err != nil {
-			return err
-		}
-		return db.runPlan(ctx, tx, plan)
+		return db.Policy.PlanReschedule(c, facts)
 	})
-	if err != nil {
-		return nil, err
-	}
-	return db.FindBooking(ctx, c.BookingID)
 }
 
 // rescheduleFacts reads what a move depends on: the booking, locked, with the

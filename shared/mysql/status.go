@@ -15,21 +15,30 @@ import (
 // on the current status, so of several concurrent changes of one booking
 // exactly one wins; the losers get INVALID_STATE and change nothing.
 func (db *DB) ChangeStatus(ctx context.Context, c booking.Change) (*booking.Booking, error) {
-	err := db.transact(ctx, nil, func(tx *sql.Tx) error {
+	return db.planAndRun(ctx, c.BookingID, func(tx *sql.Tx) (*booking.ChangePlan, error) {
 		facts, err := changeFacts(ctx, tx, c.BookingID)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		plan, err := db.Policy.Plan(c, facts)
+		return db.Policy.Plan(c, facts)
+	})
+}
+
+// planAndRun is every change of a booking: in one transaction, plan reads the
+// facts and has package booking plan the writes, runPlan writes them; then the
+// booking as the commit left it.
+func (db *DB) planAndRun(ctx context.Context, bookingID int64, plan func(tx *sql.Tx) (*booking.ChangePlan, error)) (*booking.Booking, error) {
+	err := db.transact(ctx, nil, func(tx *sql.Tx) error {
+		p, err := plan(tx)
 		if err != nil {
 			return err
 		}
-		return db.runPlan(ctx, tx, plan)
+		return db.runPlan(ctx, tx, p)
 	})
 	if err != nil {
 		return nil, err
 	}
-	return db.FindBooking(ctx, c.BookingID)
+	return db.FindBooking(ctx, bookingID)
 }
 
 // changeFacts reads what a change's plan depends on, in the change's
