@@ -157,9 +157,15 @@ const CheckinCodeLen = 8
 // today's shop day. A pending, cancelled or expired booking, or one of another
 // day, has none.
 func (b *Booking) HasCheckinCode(now time.Time, loc *time.Location) bool {
+	return b.SoldSeat() && ShopDay(b.StartAt, loc) == ShopDay(now, loc)
+}
+
+// SoldSeat reports whether the booking holds a seat that was sold: confirmed,
+// completed or no-show (not a hold still waiting to be paid).
+func (b *Booking) SoldSeat() bool {
 	switch b.Status {
 	case StatusConfirmed, StatusCompleted, StatusNoShow:
-		return ShopDay(b.StartAt, loc) == ShopDay(now, loc)
+		return true
 	}
 	return false
 }
