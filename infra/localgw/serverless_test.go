@@ -63,6 +63,10 @@ var wantRoutes = map[string]string{
 	"POST /admin/booking":      "admin",
 	"GET /admin/audit":         "admin",
 	"GET /admin/health":        "admin",
+	"GET /admin/team":          "admin",
+	"POST /admin/team":         "admin",
+	"GET /admin/password":      "admin",
+	"POST /admin/password":     "admin",
 }
 
 // The settings of the configuration table in functions/README.md that the

@@ -13,6 +13,12 @@ const (
 	ActorSystem   = "system"    // the product's own checks (reconciliation)
 )
 
+// ActorAdmin is how the audit trail names the holder of ADMIN_TOKEN (the JSON
+// admin API's bearer token, or the console's built-in owner); a staff member
+// with an account is "staff:<id>" (Staff.Actor). Records written before staff
+// accounts existed name the salon ActorSalon.
+const ActorAdmin = "admin"
+
 // Change is one change of a booking's status, the only kind of write that moves
 // a booking from one state to another. It names the status it expects to find,
 // so of several concurrent changes of one booking exactly one wins.
@@ -20,8 +26,11 @@ type Change struct {
 	BookingID int64
 	From, To  Status
 	Event     string // Event*
-	Actor     string // Actor*
-	Reason    string
+	Actor     string // Actor*: whose rules apply (the transitions name them)
+	// By is who made a salon change, as the audit trail names her
+	// (Staff.Actor); "" for every other actor, recorded as Actor.
+	By     string
+	Reason string
 
 	// Payment, when set, records the verified payment with the change (the
 	// transitions that record one need it; the others refuse it).
@@ -34,6 +43,15 @@ type Change struct {
 	SlotID int64
 	// ToSlotID is the slot a reschedule moves the booking to (only there).
 	ToSlotID int64
+}
+
+// AuditActor is the actor the change's audit record names: the person for a
+// salon change, else the actor.
+func (c Change) AuditActor() string {
+	if c.By != "" {
+		return c.By
+	}
+	return c.Actor
 }
 
 // Payment is a verified WeChat payment as it is recorded on its booking.

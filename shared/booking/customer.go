@@ -97,6 +97,9 @@ type WalkInRequest struct {
 	SlotID int64
 	Name   string
 	Phone  string
+	// By is who at the salon took it (Staff.Actor), for the audit trail; the
+	// service sets it.
+	By string
 }
 
 // Clean checks the request and returns it as it is kept: the name by

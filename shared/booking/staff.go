@@ -1,6 +1,8 @@
 package booking
 
 import (
+	"crypto/rand"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -29,6 +31,39 @@ func (r Role) Valid() bool { return r == RoleOwner || r == RoleStaff }
 // no account may take it.
 const OwnerName = "admin"
 
+// BuiltInOwner is the owner who signs in with ADMIN_TOKEN (or calls the JSON
+// admin API with it as the bearer token); it has no account row, so ID 0.
+var BuiltInOwner = Staff{Name: OwnerName, Role: RoleOwner}
+
+// staffActorPrefix begins the audit actor of a staff account.
+const staffActorPrefix = "staff:"
+
+// Actor is how the audit trail names what this person did: "staff:<id>" for an
+// account, ActorAdmin for the built-in owner.
+func (st Staff) Actor() string {
+	if st.ID == 0 {
+		return ActorAdmin
+	}
+	return staffActorPrefix + strconv.FormatInt(st.ID, 10)
+}
+
+// StaffIDOfActor is the account an audit actor names, if it names one.
+func StaffIDOfActor(actor string) (int64, bool) {
+	rest, ok := strings.CutPrefix(actor, staffActorPrefix)
+	if !ok {
+		return 0, false
+	}
+	id, err := strconv.ParseInt(rest, 10, 64)
+	return id, err == nil && id > 0
+}
+
+// IsPersonActor reports whether an audit actor is a person of the salon (an
+// account or the built-in owner), not the product or the customer.
+func IsPersonActor(actor string) bool {
+	_, staff := StaffIDOfActor(actor)
+	return staff || actor == ActorAdmin
+}
+
 // Name and password rules.
 const (
 	StaffNameMaxRunes = 40
@@ -55,6 +90,11 @@ type Staff struct {
 	CreatedAt         time.Time `json:"createdAt"`
 	UpdatedAt         time.Time `json:"updatedAt"`
 }
+
+// SessionStamp is what a console session remembers of the account it was
+// signed in as: the time of the account's last change. Any change (disabled,
+// enabled again, a new password) moves it and so ends the sessions made before.
+func (st Staff) SessionStamp() int64 { return st.UpdatedAt.UnixMicro() }
 
 // StaffCredential is an account with its password hash, for the sign-in check
 // only; it never leaves the service.
@@ -179,4 +219,32 @@ func TooManyAttempts(left time.Duration) *Error {
 		e.RetryAfter = 1
 	}
 	return e
+}
+
+// generatedPasswordAlphabet leaves out the characters people misread when a
+// password is read out at the counter (0 O o, 1 l I).
+const generatedPasswordAlphabet = "23456789abcdefghijkmnpqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ"
+
+// GeneratedPasswordLen is the length of a password the console makes for a new
+// account or a reset: 14 of 56 characters, about 81 bits.
+const GeneratedPasswordLen = 14
+
+// NewPassword is a random password for a new account or a reset, which the
+// owner hands over once; it meets CheckPassword.
+func NewPassword() (string, error) {
+	n := len(generatedPasswordAlphabet)
+	limit := 256 / n * n // bytes from limit up are drawn again, so each character is as likely
+	out := make([]byte, 0, GeneratedPasswordLen)
+	var b [32]byte
+	for len(out) < GeneratedPasswordLen {
+		if _, err := rand.Read(b[:]); err != nil {
+			return "", err
+		}
+		for _, v := range b {
+			if int(v) < limit && len(out) < GeneratedPasswordLen {
+				out = append(out, generatedPasswordAlphabet[int(v)%n])
+			}
+		}
+	}
+	return string(out), nil
 }

@@ -75,18 +75,15 @@ func (s *Server) customer(h customerHandler) http.Handler {
 // session's CSRF token in X-CSRF-Token).
 func (s *Server) admin(h depsHandler) http.Handler {
 	return s.public(func(w http.ResponseWriter, r *http.Request, d *instance.Deps) error {
-		if err := checkAdmin(r, d); err != nil {
+		who, err := checkAdmin(r, d)
+		if err != nil {
 			return err
 		}
-		// Every credential checkAdmin accepts is the owner's (ADMIN_TOKEN, or a
-		// console session signed in with it): the service allows by this role.
-		r = r.WithContext(service.WithStaff(r.Context(), builtInOwner))
+		// The service allows each action by who asks, and records her.
+		r = r.WithContext(service.WithStaff(r.Context(), who))
 		return h(w, r, d)
 	})
 }
-
-// builtInOwner is the owner who signs in with ADMIN_TOKEN; it has no account.
-var builtInOwner = booking.Staff{Name: booking.OwnerName, Role: booking.RoleOwner}
 
 // customerOf returns the openid of the request's session token.
 func customerOf(d *instance.Deps, r *http.Request) (string, error) {
@@ -100,20 +97,21 @@ func customerOf(d *instance.Deps, r *http.Request) (string, error) {
 	return d.Sessions.Verify(token)
 }
 
-// checkAdmin lets the salon in. Without ADMIN_TOKEN the admin API is switched
-// off (FORBIDDEN). A request with a bearer token is judged by the token alone.
-// The token comparison takes the same time whatever the length of a wrong token
-// and however much of it matches.
-func checkAdmin(r *http.Request, d *instance.Deps) error {
+// checkAdmin lets the salon in and says who asks. Without ADMIN_TOKEN the admin
+// API is switched off (FORBIDDEN). A request with a bearer token is judged by
+// the token alone and is the built-in owner's; one with a console session
+// cookie is of the session's staff member. The token comparison takes the same
+// time whatever the length of a wrong token and however much of it matches.
+func checkAdmin(r *http.Request, d *instance.Deps) (booking.Staff, error) {
 	if d.Cfg.AdminToken == "" {
-		return booking.Errorf(booking.EFORBIDDEN, "ADMIN_TOKEN is not set: admin API disabled")
+		return booking.Staff{}, booking.Errorf(booking.EFORBIDDEN, "ADMIN_TOKEN is not set: admin API disabled")
 	}
 	got := apigw.BearerToken(r)
 	if got == "" && cookieToken(r) != "" {
 		return checkAPISession(r, d)
 	}
 	if !tokenMatches(got, d.Cfg.AdminToken) {
-		return booking.Errorf(booking.EUNAUTHORIZED, "wrong admin token")
+		return booking.Staff{}, booking.Errorf(booking.EUNAUTHORIZED, "wrong admin token")
 	}
-	return nil
+	return booking.BuiltInOwner, nil
 }

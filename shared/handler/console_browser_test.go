@@ -179,13 +179,21 @@ func (b *browser) dialogsSeen() []string {
 	return slices.Clone(b.dialogs)
 }
 
-// signIn signs in through the sign-in page.
+// signIn signs in through the sign-in page as the built-in owner, with token
+// as her password.
 func (b *browser) signIn(token string) int {
+	b.t.Helper()
+	return b.signInAs("admin", token)
+}
+
+// signInAs signs in through the sign-in page by name and password.
+func (b *browser) signInAs(name, password string) int {
 	b.t.Helper()
 	if st := b.open("login"); st != http.StatusOK {
 		b.t.Fatalf("sign-in page: %d", st)
 	}
-	b.setValue(`input[name="token"]`, token)
+	b.setValue(`input[name="name"]`, name)
+	b.setValue(`input[name="password"]`, password)
 	return b.submit(`#login button`)
 }
 
@@ -264,7 +272,7 @@ func TestConsoleInABrowser(t *testing.T) {
 	if st := b.signIn("wrong-token"); st != http.StatusUnauthorized {
 		t.Fatalf("wrong token: %d", st)
 	}
-	if msg := b.text("#flash"); msg != "登录失败，请检查后重试。" {
+	if msg := b.text("#flash"); msg != "登录失败：名字或密码不对，或账号已停用。" {
 		t.Fatalf("wrong token message %q", msg)
 	}
 	b.shot("login")

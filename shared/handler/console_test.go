@@ -56,7 +56,13 @@ func noRedirect(t *testing.T, req *http.Request) *http.Response {
 // CSRF token (read from the page, as a script of the console would).
 func (s *system) consoleSignIn() (cookie, csrf string) {
 	s.t.Helper()
-	resp := s.consoleForm("/admin/login", "", url.Values{"token": {testAdmin}})
+	return s.consoleSignInAs("admin", testAdmin)
+}
+
+// consoleSignInAs signs in by name and password, as consoleSignIn does.
+func (s *system) consoleSignInAs(name, password string) (cookie, csrf string) {
+	s.t.Helper()
+	resp := s.consoleForm("/admin/login", "", url.Values{"name": {name}, "password": {password}})
 	if resp.StatusCode != http.StatusSeeOther {
 		s.t.Fatalf("sign-in: %d", resp.StatusCode)
 	}
@@ -92,15 +98,16 @@ func TestConsoleSignInAndCookie(t *testing.T) {
 		t.Fatalf("sign-in page: %d %q %q", login.StatusCode, login.Header.Get("Content-Type"), login.Header.Get("Content-Security-Policy"))
 	}
 
-	// Wrong tokens of every length get the same answer and no cookie.
-	for _, wrong := range []string{"", "x", testAdmin[:len(testAdmin)-1], testAdmin + "x", strings.Repeat("a", 4096)} {
-		resp := s.consoleForm("/admin/login", "", url.Values{"token": {wrong}})
+	// Wrong tokens of every length get the same answer and no cookie (four:
+	// the fifth failure would lock the name, TestConsoleSignInLockOut).
+	for _, wrong := range []string{"", testAdmin[:len(testAdmin)-1], testAdmin + "x", strings.Repeat("a", 4096)} {
+		resp := s.consoleForm("/admin/login", "", url.Values{"name": {"admin"}, "password": {wrong}})
 		if resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("Set-Cookie") != "" {
 			t.Errorf("wrong token of %d bytes: %d, cookie %q", len(wrong), resp.StatusCode, resp.Header.Get("Set-Cookie"))
 		}
 	}
 
-	resp := s.consoleForm("/admin/login", "", url.Values{"token": {testAdmin}})
+	resp := s.consoleForm("/admin/login", "", url.Values{"name": {"admin"}, "password": {testAdmin}})
 	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "./" {
 		t.Fatalf("sign-in: %d -> %q", resp.StatusCode, resp.Header.Get("Location"))
 	}
@@ -112,12 +119,12 @@ func TestConsoleSignInAndCookie(t *testing.T) {
 		c.MaxAge != 12*3600 || c.Path != "" || time.Until(c.Expires) > 12*time.Hour || time.Until(c.Expires) < 11*time.Hour {
 		t.Fatalf("cookie over plain local HTTP: %q", resp.Header.Get("Set-Cookie"))
 	}
-	if !strings.HasPrefix(c.Value, "c1.") {
+	if !strings.HasPrefix(c.Value, "c2.") {
 		t.Fatalf("cookie value %q: want a console session token", c.Value)
 	}
 
 	// Behind a front door that terminated TLS, the cookie is Secure.
-	resp = s.consoleForm("/admin/login", "", url.Values{"token": {testAdmin}}, "X-Forwarded-Proto", "https")
+	resp = s.consoleForm("/admin/login", "", url.Values{"name": {"admin"}, "password": {testAdmin}}, "X-Forwarded-Proto", "https")
 	if c, err := http.ParseSetCookie(resp.Header.Get("Set-Cookie")); err != nil || !c.Secure {
 		t.Fatalf("cookie over HTTPS: %q", resp.Header.Get("Set-Cookie"))
 	}
@@ -195,7 +202,7 @@ func TestConsoleFunctionURLEvent(t *testing.T) {
 		}
 		return resp.StatusCode, resp.Headers, resp.Body
 	}
-	form := base64.StdEncoding.EncodeToString([]byte(url.Values{"token": {testAdmin}}.Encode()))
+	form := base64.StdEncoding.EncodeToString([]byte(url.Values{"name": {"admin"}, "password": {testAdmin}}.Encode()))
 	status, h, _ := invoke(map[string]any{
 		"httpMethod": "POST", "path": "/admin/login", "isBase64Encoded": true, "body": form,
 		"headers": map[string]string{"content-type": "application/x-www-form-urlencoded", "host": "1250000000-abc.gz.tencentscf.com",
@@ -209,7 +216,7 @@ func TestConsoleFunctionURLEvent(t *testing.T) {
 	// API Gateway's event: X-Api-Scheme saying http does not take Secure away
 	// from a deployed host (only X-Forwarded-Proto or a loopback host does).
 	_, h2, _ := invoke(map[string]any{
-		"httpMethod": "POST", "path": "/admin/login", "isBase64Encoded": false, "body": url.Values{"token": {testAdmin}}.Encode(),
+		"httpMethod": "POST", "path": "/admin/login", "isBase64Encoded": false, "body": url.Values{"name": {"admin"}, "password": {testAdmin}}.Encode(),
 		"headers": map[string]string{"content-type": "application/x-www-form-urlencoded", "host": "service-abc-1250000000.gz.apigw.tencentcs.com",
 			"x-api-scheme": "http"},
 		"requestContext": map[string]any{"requestId": "req-2", "sourceIp": "1.2.3.4", "stage": "release"},

@@ -1,8 +1,9 @@
 package handler
 
-// The console's authentication: sign-in with ADMIN_TOKEN, the signed session
-// cookie, CSRF, sign-out, and the middleware in front of every console page and
-// of the JSON admin API's cookie sign-in. The pages themselves (package console)
+// The console's authentication: sign-in by name and password (the built-in
+// owner: admin and ADMIN_TOKEN), the signed session cookie naming who signed in,
+// CSRF, sign-out, and the middleware in front of every console page and of the
+// JSON admin API's cookie sign-in. The pages themselves (package console)
 // receive an authenticated request and know nothing of keys or cookies.
 
 import (
@@ -12,9 +13,11 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
+	"errors"
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -22,6 +25,7 @@ import (
 	"salon/shared/booking"
 	"salon/shared/handler/console"
 	"salon/shared/instance"
+	"salon/shared/service"
 	"salon/shared/session"
 )
 
@@ -31,18 +35,45 @@ const (
 	// csrfField is the hidden form field of every change the console posts.
 	csrfField = "csrf"
 
-	sessionPrefix = "c1."
+	sessionPrefix = "c2."
 	// The purposes of the keys derived from SESSION_SECRET and ADMIN_TOKEN:
-	// changing either secret ends every session and every CSRF token.
-	sessionPurpose = "salon console session v1"
-	csrfPurpose    = "salon console csrf v1"
+	// changing either secret ends every session and every CSRF token. (v2: the
+	// session names its staff member; v1 sessions were all the owner's.)
+	sessionPurpose = "salon console session v2"
+	csrfPurpose    = "salon console csrf v2"
 )
 
-// consoleSession is a signed-in console session.
+// consoleSession is a signed-in console session: its id (what sign-out
+// records), who it is of, and its CSRF token.
 type consoleSession struct {
 	ID        string
 	ExpiresAt time.Time
+	Staff     booking.Staff
 	csrf      string
+}
+
+// The signed subject of a session token is "<id>.<staff id>.<stamp>": the
+// session's random id, the account (0: the built-in owner) and the account's
+// booking.Staff.SessionStamp at the sign-in, so that a change of the account
+// ends the session. The signature covers it all; none of it is secret.
+func sessionSubject(id string, st booking.Staff) string {
+	stamp := int64(0)
+	if st.ID != 0 {
+		stamp = st.SessionStamp()
+	}
+	return id + "." + strconv.FormatInt(st.ID, 10) + "." + strconv.FormatInt(stamp, 10)
+}
+
+func parseSessionSubject(sub string) (id string, staffID, stamp int64, err error) {
+	parts := strings.Split(sub, ".")
+	if len(parts) == 3 && parts[0] != "" {
+		staffID, err1 := strconv.ParseInt(parts[1], 10, 64)
+		stamp, err2 := strconv.ParseInt(parts[2], 10, 64)
+		if err1 == nil && err2 == nil && staffID >= 0 {
+			return parts[0], staffID, stamp, nil
+		}
+	}
+	return "", 0, 0, booking.Errorf(booking.EUNAUTHORIZED, "console session: malformed subject")
 }
 
 // tokenMatches reports whether got is the admin token. Both are hashed first and
@@ -78,35 +109,36 @@ func (k *keys) csrfOf(sessionID string) string {
 	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
 }
 
-// issue starts a session and answers it with its cookie token.
-func (k *keys) issue() (*consoleSession, string, error) {
+// issue starts a session of st and answers it with its cookie token.
+func (k *keys) issue(st booking.Staff) (*consoleSession, string, error) {
 	var b [18]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return nil, "", err
 	}
 	id := base64.RawURLEncoding.EncodeToString(b[:])
-	token, exp, err := k.signer.Issue(id)
+	token, exp, err := k.signer.Issue(sessionSubject(id, st))
 	if err != nil {
 		return nil, "", err
 	}
-	return &consoleSession{ID: id, ExpiresAt: exp, csrf: k.csrfOf(id)}, token, nil
+	return &consoleSession{ID: id, ExpiresAt: exp, Staff: st, csrf: k.csrfOf(id)}, token, nil
 }
 
-// verify checks a cookie token: signature, expiry, and that the session was
-// not signed out.
+// verify checks a cookie token: signature and expiry here, then the service
+// says whose it is (not signed out; the account enabled and unchanged).
 func (k *keys) verify(ctx context.Context, d *instance.Deps, token string) (*consoleSession, error) {
-	id, exp, err := k.signer.VerifyExpiry(token)
+	sub, exp, err := k.signer.VerifyExpiry(token)
 	if err != nil {
 		return nil, err
 	}
-	ended, err := d.Svc.ConsoleSessionEnded(ctx, id)
+	id, staffID, stamp, err := parseSessionSubject(sub)
 	if err != nil {
 		return nil, err
 	}
-	if ended {
-		return nil, booking.Errorf(booking.EUNAUTHORIZED, "console session signed out")
+	st, err := d.Svc.ConsoleSession(ctx, id, staffID, stamp)
+	if err != nil {
+		return nil, err
 	}
-	return &consoleSession{ID: id, ExpiresAt: exp, csrf: k.csrfOf(id)}, nil
+	return &consoleSession{ID: id, ExpiresAt: exp, Staff: st, csrf: k.csrfOf(id)}, nil
 }
 
 // checkCSRF compares a submitted CSRF token with the session's.
@@ -138,22 +170,22 @@ func cookieToken(r *http.Request) string {
 // token in the X-CSRF-Token header, so that a page of another site can never
 // make the salon's browser change anything (SameSite=Strict already keeps the
 // cookie off such requests; the token does not rely on it).
-func checkAPISession(r *http.Request, d *instance.Deps) error {
+func checkAPISession(r *http.Request, d *instance.Deps) (booking.Staff, error) {
 	k, err := keysOf(d, nil)
 	if err != nil {
-		return err
+		return booking.Staff{}, err
 	}
 	s, err := k.verify(r.Context(), d, cookieToken(r))
 	if err != nil {
-		return err
+		return booking.Staff{}, err
 	}
 	if r.Method == http.MethodGet || r.Method == http.MethodHead {
-		return nil
+		return s.Staff, nil
 	}
 	if err := s.checkCSRF(r.Header.Get(console.CSRFHeader)); err != nil {
-		return booking.Errorf(booking.EUNAUTHORIZED, "session cookie without the CSRF header on %s", r.Method)
+		return booking.Staff{}, booking.Errorf(booking.EUNAUTHORIZED, "session cookie without the CSRF header on %s", r.Method)
 	}
-	return nil
+	return s.Staff, nil
 }
 
 // sessionCookie is the Set-Cookie value that stores token, or (token "") removes
@@ -201,20 +233,24 @@ func overHTTPS(r *http.Request) bool {
 	return true
 }
 
-// consoleRoutes adds the console to the admin function's router: sign-in and
-// sign-out here, the pages behind the authentication their route asks for.
+// consoleRoutes adds the console to the admin function's router: sign-in,
+// sign-out and changing one's password here, the pages behind the
+// authentication their route asks for. A page the route marks as one action's
+// (the staff accounts) is refused with FORBIDDEN to a role that may not take
+// it; every change is allowed or refused again by the service.
 func (s *Server) consoleRoutes(rt *apigw.Router) {
 	c := &console.Console{}
 	rt.HandleFunc("GET /admin/login", s.consoleSignedOut(s.consoleLoginPage))
 	rt.HandleFunc("POST /admin/login", s.consoleSignedOut(s.consoleLogin))
-	rt.HandleFunc("POST /admin/logout", s.consoleSignedIn(true, s.consoleLogout))
+	rt.HandleFunc("POST /admin/logout", s.consoleSignedIn(true, "", s.consoleLogout))
+	rt.HandleFunc("POST /admin/password", s.consoleSignedIn(true, "", s.consolePassword))
 	for _, route := range c.Routes() {
 		switch route.Access {
 		case console.Asset:
 			rt.HandleFunc(route.Pattern, route.Asset)
 		case console.SignedIn, console.Change:
 			page := route.Page
-			rt.HandleFunc(route.Pattern, s.consoleSignedIn(route.Access == console.Change,
+			rt.HandleFunc(route.Pattern, s.consoleSignedIn(route.Access == console.Change, route.Needs,
 				func(w http.ResponseWriter, q *console.Request, _ *consoleSession) { page(w, q) }))
 		}
 	}
@@ -246,7 +282,7 @@ func (s *Server) consoleSignedOut(h func(w http.ResponseWriter, q *console.Reque
 	return func(w http.ResponseWriter, r *http.Request) {
 		d, k, ok := s.consoleSetup(w, r)
 		if ok {
-			h(w, console.NewRequest(r, d, "", nil), k)
+			h(w, console.NewRequest(r, d, nil, "", nil), k)
 		}
 	}
 }
@@ -254,8 +290,10 @@ func (s *Server) consoleSignedOut(h func(w http.ResponseWriter, q *console.Reque
 // consoleSignedIn serves a page that needs a session: without one a view sends
 // the browser to sign in, and a change is refused. A change (a form post) must
 // also carry the session's CSRF token. Neither failure says more than that the
-// change was refused.
-func (s *Server) consoleSignedIn(change bool, h func(w http.ResponseWriter, q *console.Request, sess *consoleSession)) http.HandlerFunc {
+// change was refused. needs, when set, is the action the page is for: a role
+// that may not take it gets FORBIDDEN before the page runs. The request's
+// context names the session's staff member, by whose role the service allows.
+func (s *Server) consoleSignedIn(change bool, needs booking.AdminAction, h func(w http.ResponseWriter, q *console.Request, sess *consoleSession)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		d, k, ok := s.consoleSetup(w, r)
 		if !ok {
@@ -270,6 +308,13 @@ func (s *Server) consoleSignedIn(change bool, h func(w http.ResponseWriter, q *c
 			console.Fail(w, r, d, booking.Errorf(booking.EUNAUTHORIZED, "console change without a session"))
 			return
 		}
+		r = r.WithContext(service.WithStaff(r.Context(), sess.Staff))
+		if needs != "" {
+			if err := sess.Staff.Role.Allow(needs); err != nil {
+				console.Fail(w, r, d, err)
+				return
+			}
+		}
 		var form url.Values
 		if change {
 			var err error
@@ -281,7 +326,7 @@ func (s *Server) consoleSignedIn(change bool, h func(w http.ResponseWriter, q *c
 				return
 			}
 		}
-		h(w, console.NewRequest(r, d, sess.csrf, form), sess)
+		h(w, console.NewRequest(r, d, &sess.Staff, sess.csrf, form), sess)
 	}
 }
 
@@ -306,11 +351,12 @@ func (s *Server) consoleLoginPage(w http.ResponseWriter, q *console.Request, k *
 		console.Redirect(w, "./")
 		return
 	}
-	console.RenderLogin(w, q, http.StatusOK, false)
+	console.RenderLogin(w, q, http.StatusOK, "", 0)
 }
 
-// consoleLogin signs in with ADMIN_TOKEN. A wrong token gets the same page and
-// words whatever was wrong with it; the comparison takes the same time.
+// consoleLogin signs in by name and password (the service checks them and
+// counts failures). A wrong password, an unknown name and a disabled account get
+// the same page and words; a locked name gets 429 with Retry-After.
 func (s *Server) consoleLogin(w http.ResponseWriter, q *console.Request, k *keys) {
 	r, d := q.HTTP(), q.Deps()
 	form, err := console.ParseForm(r)
@@ -318,19 +364,65 @@ func (s *Server) consoleLogin(w http.ResponseWriter, q *console.Request, k *keys
 		console.Fail(w, r, d, err)
 		return
 	}
-	if !tokenMatches(form.Get("token"), d.Cfg.AdminToken) {
+	name := strings.TrimSpace(form.Get("name"))
+	st, err := d.Svc.SignIn(r.Context(), name, form.Get("password"), d.Cfg.AdminToken)
+	var locked *booking.Error
+	switch {
+	case booking.IsCode(err, booking.EUNAUTHORIZED):
 		apigw.Logger(r.Context()).Warn("console sign-in refused")
-		console.RenderLogin(w, q, http.StatusUnauthorized, true)
+		console.RenderLogin(w, q, http.StatusUnauthorized, name, 0)
+		return
+	case errors.As(err, &locked) && locked.Code == booking.ETOOMANYATTEMPTS:
+		apigw.Logger(r.Context()).Warn("console sign-in of a locked name")
+		w.Header().Set("Retry-After", strconv.Itoa(locked.RetryAfter))
+		console.RenderLogin(w, q, http.StatusTooManyRequests, name, locked.RetryAfter)
+		return
+	case err != nil:
+		console.Fail(w, r, d, d.Svc.Classify(err))
 		return
 	}
-	sess, token, err := k.issue()
+	s.startSession(w, r, k, *st)
+	console.Redirect(w, "./")
+}
+
+// startSession issues a session of st and sets its cookie.
+func (s *Server) startSession(w http.ResponseWriter, r *http.Request, k *keys, st booking.Staff) bool {
+	sess, token, err := k.issue(st)
 	if err != nil {
+		apigw.Logger(r.Context()).Error("console session", "err", err.Error())
+		return false
+	}
+	apigw.Logger(r.Context()).Info("console sign-in", "session", sess.ID[:6], "actor", st.Actor())
+	w.Header().Set("Set-Cookie", sessionCookie(token, overHTTPS(r), sess.ExpiresAt))
+	return true
+}
+
+// consolePassword changes the signed-in person's own password: the service
+// checks her current one and ends her sessions; this browser gets a new session
+// of the changed account, so she stays signed in here and nowhere else.
+func (s *Server) consolePassword(w http.ResponseWriter, q *console.Request, sess *consoleSession) {
+	r, d := q.HTTP(), q.Deps()
+	form := q.Form()
+	if form.Get("new") != form.Get("again") {
+		console.PasswordOutcome(w, "mismatch")
+		return
+	}
+	st, err := d.Svc.ChangeMyPassword(r.Context(), form.Get("current"), form.Get("new"))
+	if err != nil {
+		err = d.Svc.Classify(err)
+		if booking.IsCode(err, booking.EBADREQUEST) {
+			console.PasswordOutcome(w, "refused")
+			return
+		}
 		console.Fail(w, r, d, err)
 		return
 	}
-	apigw.Logger(r.Context()).Info("console sign-in", "session", sess.ID[:6])
-	w.Header().Set("Set-Cookie", sessionCookie(token, overHTTPS(r), sess.ExpiresAt))
-	console.Redirect(w, "./")
+	k, err := keysOf(d, nil)
+	if err != nil || !s.startSession(w, r, k, *st) {
+		console.Redirect(w, "login")
+		return
+	}
+	console.PasswordOutcome(w, "ok")
 }
 
 // consoleLogout ends the session: the browser drops the cookie, and the session

@@ -244,8 +244,8 @@ func TestWalkIn(t *testing.T) {
 	wantCustomer(t, obj(t, b["customer"]), map[string]any{"name": "李女士", "phone": nil, "visits": 0.0, "noShows90d": 0.0})
 	id := int64(b["bookingId"].(float64))
 	var event, actor string
-	if err := s.store.SQL().QueryRow(`SELECT event, actor FROM t_audit WHERE book_id = ?`, id).Scan(&event, &actor); err != nil || event != "walk_in" || actor != "salon" {
-		t.Errorf("audit %q by %q (%v), want walk_in by salon", event, actor, err)
+	if err := s.store.SQL().QueryRow(`SELECT event, actor FROM t_audit WHERE book_id = ?`, id).Scan(&event, &actor); err != nil || event != "walk_in" || actor != "admin" {
+		t.Errorf("audit %q by %q (%v), want walk_in by admin (the bearer token)", event, actor, err)
 	}
 
 	// A phone booking for later, then the same phone again while it is unfinished.

@@ -20,6 +20,7 @@ import (
 	"salon/shared/instance"
 	"salon/shared/mysql"
 	"salon/shared/mysql/mysqltest"
+	"salon/shared/service"
 	"salon/shared/wechatpay/wxpaysim"
 )
 
@@ -117,7 +118,7 @@ func FuzzPayNotify(f *testing.F) {
 		f.Fatal(err)
 	}
 	_ = sim.Pay(ctx, refunding.Booking.OutTradeNo) // paid; the delivery fails by design
-	if b, err := d.Svc.CancelBySalon(ctx, refunding.Booking.ID); err != nil || b.Refund == nil || b.Refund.Status != booking.RefundProcessing {
+	if b, err := d.Svc.CancelBySalon(service.WithStaff(ctx, booking.BuiltInOwner), refunding.Booking.ID); err != nil || b.Refund == nil || b.Refund.Status != booking.RefundProcessing {
 		f.Fatalf("set up a processing refund: %+v %v", b, err)
 	}
 	watched := []int64{pending.Booking.ID, refunding.Booking.ID}

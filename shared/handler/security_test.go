@@ -652,7 +652,11 @@ func TestSecurityLogsHoldNoSecrets(t *testing.T) {
 // reserve and admin handlers through Router.Invoke, with valid credentials so the
 // body is really decoded and acted on, against a real database. Whatever comes
 // in, the answer is one functions/README.md documents, never a panic and never a 500.
-func FuzzHandlerBodies(f *testing.F) {
+// fuzzFunctions is what a fuzz target drives: the functions' environment on a
+// fresh migrated database, their dependencies, and the test's own view of the
+// database beside theirs (whose store only the service reaches).
+func fuzzFunctions(f *testing.F) (*instance.Env, *instance.Deps, *mysql.DB) {
+	f.Helper()
 	dsn := mysqltest.NewDSN(f)
 	env := map[string]string{"MYSQL_DSN": dsn, "SESSION_SECRET": testSecret, "ADMIN_TOKEN": testAdmin}
 	e := &instance.Env{Getenv: func(k string) string { return env[k] }, Log: slog.New(slog.NewJSONHandler(io.Discard, nil)), AuditOut: io.Discard}
@@ -661,8 +665,6 @@ func FuzzHandlerBodies(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Cleanup(func() { d.Svc.Close() })
-	// The test's own view of the database, beside the functions' (whose store
-	// only the service reaches).
 	store, err := mysql.Open(dsn, mysql.Options{MaxOpenConns: 2})
 	if err != nil {
 		f.Fatal(err)
@@ -671,6 +673,11 @@ func FuzzHandlerBodies(f *testing.F) {
 	if err := store.Migrate(context.Background()); err != nil {
 		f.Fatal(err)
 	}
+	return e, d, store
+}
+
+func FuzzHandlerBodies(f *testing.F) {
+	e, _, store := fuzzFunctions(f)
 	slot := mysqltest.AddSlot(f, store, 26*time.Hour, 3, 0)
 	reserve, admin, cancel := ReserveRouter(e), AdminRouter(e), CancelRouter(e)
 	signer := &session.Signer{Secret: []byte(testSecret)}

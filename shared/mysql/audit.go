@@ -65,6 +65,19 @@ func (db *DB) BookingAudit(ctx context.Context, bookingID int64) ([]booking.Audi
 	return db.listAudit(ctx, `WHERE book_id = ? ORDER BY audit_id`, bookingID)
 }
 
+// AuditOfBookings returns the audit records of these bookings, oldest first.
+func (db *DB) AuditOfBookings(ctx context.Context, bookingIDs []int64) ([]booking.AuditRecord, error) {
+	if len(bookingIDs) == 0 {
+		return nil, nil
+	}
+	args := make([]any, len(bookingIDs))
+	for i, id := range bookingIDs {
+		args[i] = id
+	}
+	marks := strings.Repeat("?, ", len(args))
+	return db.listAudit(ctx, `WHERE book_id IN (`+marks[:len(marks)-2]+`) ORDER BY audit_id`, args...)
+}
+
 // UnshippedAudit returns up to limit records not yet delivered to CLS, oldest first.
 func (db *DB) UnshippedAudit(ctx context.Context, limit int) ([]booking.AuditRecord, error) {
 	return db.listAudit(ctx, `WHERE shipped_at IS NULL ORDER BY audit_id LIMIT ?`, limit)

@@ -272,7 +272,7 @@ func (db *DB) WalkIn(ctx context.Context, req booking.WalkInRequest) (*booking.B
 			return err
 		}
 		if err := insertAudit(ctx, tx, booking.AuditRecord{BookingID: id, SlotID: slot.ID, Event: booking.EventWalkIn,
-			FromStatus: -1, ToStatus: int(hold.Status), Actor: booking.ActorSalon, Reason: "店内代约（到店或电话），到店付款"}); err != nil {
+			FromStatus: -1, ToStatus: int(hold.Status), Actor: req.By, Reason: "店内代约（到店或电话），到店付款"}); err != nil {
 			return err
 		}
 		// Last, the seat: the slot row is locked only until the commit.

@@ -86,7 +86,7 @@ func (db *DB) runMove(ctx context.Context, tx *sql.Tx, p *booking.ChangePlan) er
 	reason := fmt.Sprintf("%s：时段 %d -> %d", p.Reason, p.SlotID, m.ToSlotID)
 	if err := insertAudit(ctx, tx, booking.AuditRecord{
 		BookingID: p.BookingID, SlotID: m.ToSlotID, Event: p.Event,
-		FromStatus: int(p.From), ToStatus: int(p.To), Actor: p.Actor, Reason: reason,
+		FromStatus: int(p.From), ToStatus: int(p.To), Actor: p.AuditActor(), Reason: reason,
 	}); err != nil {
 		return err
 	}

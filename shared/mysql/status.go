@@ -94,7 +94,7 @@ func (db *DB) runPlan(ctx context.Context, tx *sql.Tx, p *booking.ChangePlan) er
 
 	if err := insertAudit(ctx, tx, booking.AuditRecord{
 		BookingID: p.BookingID, SlotID: p.SlotID, Event: p.Event,
-		FromStatus: int(p.From), ToStatus: int(p.To), Actor: p.Actor, Reason: p.Reason,
+		FromStatus: int(p.From), ToStatus: int(p.To), Actor: p.AuditActor(), Reason: p.Reason,
 	}); err != nil {
 		return err
 	}

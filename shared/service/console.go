@@ -29,6 +29,28 @@ func (s *Service) BookingWithHistory(ctx context.Context, id int64) (*booking.Bo
 	return b, trail, nil
 }
 
+// LastPersonChanges is, for each of these bookings that a person at the salon
+// changed (an account or the built-in owner: booking.IsPersonActor), the audit
+// record of her latest change: who checked her in, took the walk-in, moved or
+// cancelled it. A day's list shows it.
+func (s *Service) LastPersonChanges(ctx context.Context, bs []*booking.Booking) (map[int64]booking.AuditRecord, error) {
+	ids := make([]int64, len(bs))
+	for i, b := range bs {
+		ids[i] = b.ID
+	}
+	recs, err := s.store.AuditOfBookings(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	last := map[int64]booking.AuditRecord{}
+	for _, r := range recs { // oldest first: a later one replaces
+		if booking.IsPersonActor(r.Actor) {
+			last[r.BookingID] = r
+		}
+	}
+	return last, nil
+}
+
 // AuditTrail returns the audit records written in [from, to), newest first, at
 // most limit; event "" means all of them. It also answers which events occur in
 // that period, for the filter.
@@ -128,9 +150,4 @@ func (s *Service) recordRun(ctx context.Context, started time.Time, sum Summary,
 // refused from now on even where a copy of it survives.
 func (s *Service) EndConsoleSession(ctx context.Context, sessionID string, expiresAt time.Time) error {
 	return s.store.EndConsoleSession(ctx, sessionID, expiresAt)
-}
-
-// ConsoleSessionEnded reports whether a console session was signed out.
-func (s *Service) ConsoleSessionEnded(ctx context.Context, sessionID string) (bool, error) {
-	return s.store.ConsoleSessionEnded(ctx, sessionID)
 }

@@ -53,7 +53,7 @@ func (s *Service) UpdateMe(ctx context.Context, openid string, u MeUpdate) (*boo
 // SetCustomerNote sets the salon's note on a customer (at most
 // booking.MaxNoteLen characters; "" clears it).
 func (s *Service) SetCustomerNote(ctx context.Context, id int64, note string) (*booking.Customer, error) {
-	if err := allow(ctx, booking.ActionNote); err != nil {
+	if _, err := allow(ctx, booking.ActionNote); err != nil {
 		return nil, err
 	}
 	n, err := booking.CleanNote(note)
@@ -66,13 +66,15 @@ func (s *Service) SetCustomerNote(ctx context.Context, id int64, note string) (*
 // WalkIn books someone at the counter or on the phone: confirmed at once,
 // nothing to pay online, no WeChat order and no messages (see mysql's WalkIn).
 func (s *Service) WalkIn(ctx context.Context, req booking.WalkInRequest) (*booking.Booking, error) {
-	if err := allow(ctx, booking.ActionWalkIn); err != nil {
-		return nil, err
-	}
-	req, err := req.Clean()
+	who, err := allow(ctx, booking.ActionWalkIn)
 	if err != nil {
 		return nil, err
 	}
+	req, err = req.Clean()
+	if err != nil {
+		return nil, err
+	}
+	req.By = who.Actor()
 	return s.store.WalkIn(ctx, req)
 }
 

@@ -190,14 +190,15 @@ func (s *Service) CancelByCustomer(ctx context.Context, openid string, bookingID
 // CancelBySalon cancels any booking before check-in, always with a full refund
 // of what was paid.
 func (s *Service) CancelBySalon(ctx context.Context, bookingID int64) (*booking.Booking, error) {
-	if err := allow(ctx, booking.ActionCancel); err != nil {
+	who, err := allow(ctx, booking.ActionCancel)
+	if err != nil {
 		return nil, err
 	}
 	b, err := s.store.FindBooking(ctx, bookingID)
 	if err != nil {
 		return nil, err
 	}
-	out, err := s.cancel(ctx, b, cancelRequest{actor: booking.ActorSalon})
+	out, err := s.cancel(ctx, b, cancelRequest{actor: booking.ActorSalon, by: who.Actor()})
 	if err == nil {
 		s.notifyNow(ctx)
 	}
@@ -207,7 +208,9 @@ func (s *Service) CancelBySalon(ctx context.Context, bookingID int64) (*booking.
 // cancelRequest says who cancels and, for a customer, when (the database's
 // clock) and whether they accept losing the deposit of a late cancel.
 type cancelRequest struct {
-	actor   string
+	actor string
+	// by is who at the salon cancels (Staff.Actor), for the audit trail.
+	by      string
 	now     time.Time
 	forfeit bool
 	// paidWhileCancelling: the customer asked to cancel a pending booking, and
@@ -231,7 +234,7 @@ func (s *Service) cancel(ctx context.Context, b *booking.Booking, r cancelReques
 	switch b.Status {
 	case booking.StatusPending:
 		if b.AmountFen > 0 {
-			paid, err := s.closeOrder(ctx, b, actor)
+			paid, err := s.closeOrder(ctx, b, booking.Change{Actor: actor, By: r.by}.AuditActor())
 			if err != nil {
 				return nil, err
 			}
@@ -247,7 +250,7 @@ func (s *Service) cancel(ctx context.Context, b *booking.Booking, r cancelReques
 			}
 		}
 		return s.store.ChangeStatus(ctx, booking.Change{BookingID: b.ID, From: booking.StatusPending, To: booking.StatusCancelled,
-			Event: booking.EventCancel, Actor: actor, Reason: "付款前取消", SlotID: b.SlotID})
+			Event: booking.EventCancel, Actor: actor, By: r.by, Reason: "付款前取消", SlotID: b.SlotID})
 	case booking.StatusConfirmed:
 		if s.late(b, r) {
 			if !r.forfeit {
@@ -255,7 +258,7 @@ func (s *Service) cancel(ctx context.Context, b *booking.Booking, r cancelReques
 			}
 			// The seat goes back; the deposit is kept, as the customer accepted.
 			return s.store.ChangeStatus(ctx, booking.Change{BookingID: b.ID, From: booking.StatusConfirmed, To: booking.StatusCancelled,
-				Event: booking.EventLateCancel, Actor: actor, Reason: "临近开始取消，定金不退", SlotID: b.SlotID})
+				Event: booking.EventLateCancel, Actor: actor, By: r.by, Reason: "临近开始取消，定金不退", SlotID: b.SlotID})
 		}
 		reason := "取消，未付款无需退款"
 		if b.Paid() {
@@ -266,7 +269,7 @@ func (s *Service) cancel(ctx context.Context, b *booking.Booking, r cancelReques
 		// SlotID: the policy was decided on this slot's start; a booking moved
 		// meanwhile (a reschedule) makes the cancel lose, INVALID_STATE.
 		out, err := s.store.ChangeStatus(ctx, booking.Change{BookingID: b.ID, From: booking.StatusConfirmed, To: booking.StatusCancelled,
-			Event: booking.EventCancel, Actor: actor, Reason: reason, SlotID: b.SlotID})
+			Event: booking.EventCancel, Actor: actor, By: r.by, Reason: reason, SlotID: b.SlotID})
 		if err != nil || out.Refund == nil {
 			return out, err
 		}
@@ -374,7 +377,8 @@ func (s *Service) mismatch(b *booking.Booking, st *booking.OrderState) string {
 // marked at the same moment exactly one of the two wins; the other is
 // INVALID_STATE.
 func (s *Service) CheckIn(ctx context.Context, bookingID int64) (*booking.Booking, error) {
-	if err := allow(ctx, booking.ActionCheckIn); err != nil {
+	who, err := allow(ctx, booking.ActionCheckIn)
+	if err != nil {
 		return nil, err
 	}
 	b, err := s.store.FindBooking(ctx, bookingID)
@@ -398,14 +402,15 @@ func (s *Service) CheckIn(ctx context.Context, bookingID int64) (*booking.Bookin
 			b.CheckInOpens(s.Policy.CheckinOpensBefore).Format(time.RFC3339))
 	}
 	return s.store.ChangeStatus(ctx, booking.Change{BookingID: bookingID, From: b.Status, To: booking.StatusCompleted,
-		Event: booking.EventCheckIn, Actor: booking.ActorSalon, Reason: reason, SlotID: b.SlotID})
+		Event: booking.EventCheckIn, Actor: booking.ActorSalon, By: who.Actor(), Reason: reason, SlotID: b.SlotID})
 }
 
 // MarkNoShow records that the customer of a confirmed booking did not come. The
 // salon can do it once the slot has started; the seat stays sold and the deposit
 // is kept, and the booking is finished, so the customer can book again.
 func (s *Service) MarkNoShow(ctx context.Context, bookingID int64) (*booking.Booking, error) {
-	if err := allow(ctx, booking.ActionNoShow); err != nil {
+	who, err := allow(ctx, booking.ActionNoShow)
+	if err != nil {
 		return nil, err
 	}
 	b, err := s.store.FindBooking(ctx, bookingID)
@@ -420,7 +425,7 @@ func (s *Service) MarkNoShow(ctx context.Context, bookingID int64) (*booking.Boo
 		return nil, booking.Errorf(booking.ETOOEARLY, "booking %d: slot has not started", b.ID)
 	}
 	return s.store.ChangeStatus(ctx, booking.Change{BookingID: bookingID, From: booking.StatusConfirmed, To: booking.StatusNoShow,
-		Event: booking.EventNoShow, Actor: booking.ActorSalon, Reason: "门店标记未到店", SlotID: b.SlotID})
+		Event: booking.EventNoShow, Actor: booking.ActorSalon, By: who.Actor(), Reason: "门店标记未到店", SlotID: b.SlotID})
 }
 
 // RescheduleByCustomer moves the customer's own confirmed booking to slotID
@@ -446,14 +451,15 @@ func (s *Service) RescheduleByCustomer(ctx context.Context, openid string, booki
 // at any price (the deposit stays as paid), not counted against the
 // customer's limit; the customer gets the rescheduled notification.
 func (s *Service) RescheduleBySalon(ctx context.Context, bookingID, slotID int64) (*booking.Booking, error) {
-	if err := allow(ctx, booking.ActionReschedule); err != nil {
+	who, err := allow(ctx, booking.ActionReschedule)
+	if err != nil {
 		return nil, err
 	}
 	if _, err := s.store.FindBooking(ctx, bookingID); err != nil {
 		return nil, err
 	}
 	out, err := s.store.Reschedule(ctx, booking.Change{BookingID: bookingID, From: booking.StatusConfirmed, To: booking.StatusConfirmed,
-		Event: booking.EventReschedule, Actor: booking.ActorSalon, Reason: "门店改约", ToSlotID: slotID})
+		Event: booking.EventReschedule, Actor: booking.ActorSalon, By: who.Actor(), Reason: "门店改约", ToSlotID: slotID})
 	if err == nil {
 		s.notifyNow(ctx)
 	}
@@ -462,7 +468,7 @@ func (s *Service) RescheduleBySalon(ctx context.Context, bookingID, slotID int64
 
 // CreateSchedule opens the schedule's slots; existing starts are skipped.
 func (s *Service) CreateSchedule(ctx context.Context, sched booking.Schedule) (created, skipped int, err error) {
-	if err := allow(ctx, booking.ActionSchedule); err != nil {
+	if _, err := allow(ctx, booking.ActionSchedule); err != nil {
 		return 0, 0, err
 	}
 	slots, err := sched.Slots(s.Loc)
@@ -475,13 +481,14 @@ func (s *Service) CreateSchedule(ctx context.Context, sched booking.Schedule) (c
 // UpdateSlot applies the salon's change to a slot: a larger or smaller capacity
 // (never below what is booked), or closing it to new bookings.
 func (s *Service) UpdateSlot(ctx context.Context, slotID int64, u booking.SlotUpdate) (*booking.SlotView, error) {
-	if err := allow(ctx, booking.ActionSlotChange); err != nil {
+	who, err := allow(ctx, booking.ActionSlotChange)
+	if err != nil {
 		return nil, err
 	}
 	if err := u.Validate(); err != nil {
 		return nil, err
 	}
-	v, err := s.store.UpdateSlot(ctx, slotID, u, booking.ActorSalon)
+	v, err := s.store.UpdateSlot(ctx, slotID, u, who.Actor())
 	if err == nil {
 		s.notifyNow(ctx) // new seats may have gone to the waitlist
 	}
@@ -581,7 +588,7 @@ func (s *Service) withCheckinCodes(ctx context.Context, bs ...*booking.Booking) 
 // checked in INVALID_STATE). A code of the wrong shape is BAD_REQUEST; one no
 // booking of today has, NOT_FOUND.
 func (s *Service) CheckInByCode(ctx context.Context, code string) (*booking.Booking, error) {
-	if err := allow(ctx, booking.ActionCheckIn); err != nil {
+	if _, err := allow(ctx, booking.ActionCheckIn); err != nil {
 		return nil, err
 	}
 	if !booking.ValidCheckinCode(code) {

@@ -11,7 +11,7 @@ import (
 // CreateStaff is the owner's new account: a name by booking.CheckStaffName, a
 // role, a password of at least 10 characters, kept only as its bcrypt hash.
 func (s *Service) CreateStaff(ctx context.Context, name string, role booking.Role, password string) (*booking.Staff, error) {
-	if err := allow(ctx, booking.ActionStaff); err != nil {
+	if _, err := allow(ctx, booking.ActionStaff); err != nil {
 		return nil, err
 	}
 	if err := booking.CheckStaffName(name); err != nil {
@@ -29,7 +29,7 @@ func (s *Service) CreateStaff(ctx context.Context, name string, role booking.Rol
 
 // ListStaff is every account, without hashes.
 func (s *Service) ListStaff(ctx context.Context) ([]booking.Staff, error) {
-	if err := allow(ctx, booking.ActionStaff); err != nil {
+	if _, err := allow(ctx, booking.ActionStaff); err != nil {
 		return nil, err
 	}
 	return s.store.ListStaff(ctx)
@@ -38,7 +38,7 @@ func (s *Service) ListStaff(ctx context.Context) ([]booking.Staff, error) {
 // UpdateStaff disables (or enables) an account, or resets its password (at
 // least 10 characters). An update that changes nothing is BAD_REQUEST.
 func (s *Service) UpdateStaff(ctx context.Context, id int64, disabled *bool, password *string) (*booking.Staff, error) {
-	if err := allow(ctx, booking.ActionStaff); err != nil {
+	if _, err := allow(ctx, booking.ActionStaff); err != nil {
 		return nil, err
 	}
 	if disabled == nil && password == nil {
@@ -100,6 +100,77 @@ func (s *Service) SignIn(ctx context.Context, name, password, adminToken string)
 	return who, nil
 }
 
+// ChangeMyPassword sets a new password for the account ctx names, after
+// checking her current one: a wrong one is BAD_REQUEST and changes nothing. The
+// built-in owner has no password of her own (hers is ADMIN_TOKEN): BAD_REQUEST.
+// The change ends the account's sessions, the one that asked too; the caller
+// issues that one a new session of the changed account.
+func (s *Service) ChangeMyPassword(ctx context.Context, current, next string) (*booking.Staff, error) {
+	who, ok := StaffOf(ctx)
+	if !ok || who.ID == 0 {
+		return nil, booking.Errorf(booking.EBADREQUEST, "the built-in owner's password is ADMIN_TOKEN")
+	}
+	c, err := s.store.StaffCredential(ctx, who.Name)
+	if err != nil {
+		return nil, err
+	}
+	if c.ID != who.ID || !booking.PasswordMatches(c.PasswordHash, current) {
+		return nil, booking.Errorf(booking.EBADREQUEST, "current password does not match")
+	}
+	hash, err := booking.HashPassword(next)
+	if err != nil {
+		return nil, err
+	}
+	return s.store.UpdateStaff(ctx, who.ID, booking.StaffUpdate{PasswordHash: &hash})
+}
+
+// ConsoleSession is who a console session is of, checked on every request it
+// makes: staffID 0 is the built-in owner (her sessions end when ADMIN_TOKEN
+// changes, as their keys derive from it); any other is an account, and its
+// session stands only while the account is enabled and unchanged since the
+// sign-in (stamp is booking.Staff.SessionStamp then): disabling it or setting a
+// new password ends every session at once. A session signed out, or of an
+// account that is gone, disabled or changed, is UNAUTHORIZED.
+func (s *Service) ConsoleSession(ctx context.Context, sessionID string, staffID, stamp int64) (booking.Staff, error) {
+	ended, err := s.store.ConsoleSessionEnded(ctx, sessionID)
+	if err != nil {
+		return booking.Staff{}, err
+	}
+	if ended {
+		return booking.Staff{}, booking.Errorf(booking.EUNAUTHORIZED, "console session signed out")
+	}
+	if staffID == 0 {
+		return booking.BuiltInOwner, nil
+	}
+	st, err := s.store.FindStaff(ctx, staffID)
+	if booking.IsCode(err, booking.ENOTFOUND) {
+		return booking.Staff{}, booking.Errorf(booking.EUNAUTHORIZED, "console session of staff %d: no such account", staffID)
+	} else if err != nil {
+		return booking.Staff{}, err
+	}
+	switch {
+	case st.Disabled:
+		return booking.Staff{}, booking.Errorf(booking.EUNAUTHORIZED, "console session of staff %d: account disabled", staffID)
+	case st.SessionStamp() != stamp:
+		return booking.Staff{}, booking.Errorf(booking.EUNAUTHORIZED, "console session of staff %d: account changed since the sign-in", staffID)
+	}
+	return *st, nil
+}
+
+// StaffNames names the accounts by id, for the console's audit trail and
+// lists (who did what); every signed-in person may see them.
+func (s *Service) StaffNames(ctx context.Context) (map[int64]string, error) {
+	list, err := s.store.ListStaff(ctx)
+	if err != nil {
+		return nil, err
+	}
+	names := make(map[int64]string, len(list))
+	for _, st := range list {
+		names[st.ID] = st.Name
+	}
+	return names, nil
+}
+
 type staffKey struct{}
 
 // WithStaff is ctx naming the staff member who asks (the admin middleware's
@@ -114,13 +185,13 @@ func StaffOf(ctx context.Context) (booking.Staff, bool) {
 	return st, ok
 }
 
-// allow is FORBIDDEN when the staff member ctx names may not take action. A
-// call that names none did not come through the admin door (the release run,
-// the product's own callers) and is not a staff member's request.
-func allow(ctx context.Context, action booking.AdminAction) error {
+// allow is the staff member ctx names when her role may take action, and
+// FORBIDDEN otherwise. It fails closed: a call that names nobody (a route that
+// forgot to say who asks) is refused, never taken for the owner's.
+func allow(ctx context.Context, action booking.AdminAction) (booking.Staff, error) {
 	st, ok := StaffOf(ctx)
 	if !ok {
-		return nil
+		return booking.Staff{}, booking.Errorf(booking.EFORBIDDEN, "%s: nobody named as asking", action)
 	}
-	return st.Role.Allow(action)
+	return st, st.Role.Allow(action)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -213,9 +214,12 @@ func TestAdminActionsByRole(t *testing.T) {
 	if countStaff(t, store) != before {
 		t.Fatal("a refused createStaff created an account")
 	}
-	// A call that names no staff member (not through the admin door) is not refused.
-	if err := actions[booking.ActionCancel](ctx); booking.IsCode(err, booking.EFORBIDDEN) {
-		t.Fatal(err)
+	// A call that names nobody (a route that forgot to) is refused, every
+	// action: the service fails closed.
+	for _, a := range booking.AdminActions {
+		if err := actions[a](context.Background()); !booking.IsCode(err, booking.EFORBIDDEN) {
+			t.Errorf("%s naming nobody: %v, want FORBIDDEN", a, err)
+		}
 	}
 }
 
@@ -268,5 +272,162 @@ func TestSignInLockEnds(t *testing.T) {
 	}
 	if who, err := svc.SignIn(ctx, "Amy", "Amy's password", adminToken); err != nil || who.Name != "Amy" {
 		t.Fatalf("after the lock: %+v %v", who, err)
+	}
+}
+
+// A console session stands while its account is enabled and unchanged: the
+// owner disabling the account, enabling it again or resetting its password, or
+// the member changing her own, ends every session made before, at once.
+func TestConsoleSessionEndsWithTheAccount(t *testing.T) {
+	svc, _ := newService(t)
+	amy, err := svc.CreateStaff(ctx, "Amy", booking.RoleStaff, "amy's password")
+	if err != nil {
+		t.Fatal(err)
+	}
+	signIn := func(password string) booking.Staff {
+		t.Helper()
+		who, err := svc.SignIn(ctx, "Amy", password, adminToken)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return *who
+	}
+	valid := func(st booking.Staff) error {
+		_, err := svc.ConsoleSession(ctx, "session-id", st.ID, st.SessionStamp())
+		return err
+	}
+	first := signIn("amy's password")
+	if err := valid(first); err != nil {
+		t.Fatalf("fresh session: %v", err)
+	}
+	yes, no := true, false
+	if _, err := svc.UpdateStaff(ctx, amy.ID, &yes, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := valid(first); booking.ErrorCode(err) != booking.EUNAUTHORIZED {
+		t.Fatalf("session of a disabled account: %v", err)
+	}
+	if _, err := svc.UpdateStaff(ctx, amy.ID, &no, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := valid(first); booking.ErrorCode(err) != booking.EUNAUTHORIZED {
+		t.Fatalf("a session from before the account was disabled came back with it: %v", err)
+	}
+	second := signIn("amy's password")
+	reset := "a password reset by the owner"
+	if _, err := svc.UpdateStaff(ctx, amy.ID, nil, &reset); err != nil {
+		t.Fatal(err)
+	}
+	if err := valid(second); booking.ErrorCode(err) != booking.EUNAUTHORIZED {
+		t.Fatalf("session after a password reset: %v", err)
+	}
+
+	// Her own change: the current password must match; the change ends her
+	// other sessions too.
+	third := signIn(reset)
+	asAmy := service.WithStaff(context.Background(), third)
+	if _, err := svc.ChangeMyPassword(asAmy, "not the current one", "her very own password"); booking.ErrorCode(err) != booking.EBADREQUEST {
+		t.Fatalf("wrong current password: %v", err)
+	}
+	if err := valid(third); err != nil {
+		t.Fatalf("a refused change ended the session: %v", err)
+	}
+	if _, err := svc.ChangeMyPassword(asAmy, reset, "short"); booking.ErrorCode(err) != booking.EBADREQUEST {
+		t.Fatalf("short new password: %v", err)
+	}
+	changed, err := svc.ChangeMyPassword(asAmy, reset, "her very own password")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := valid(third); booking.ErrorCode(err) != booking.EUNAUTHORIZED {
+		t.Fatalf("session after her own change: %v", err)
+	}
+	if err := valid(*changed); err != nil {
+		t.Fatalf("the session of the changed account: %v", err)
+	}
+	if _, err := svc.SignIn(ctx, "Amy", "her very own password", adminToken); err != nil {
+		t.Fatalf("the new password: %v", err)
+	}
+	if _, err := svc.ChangeMyPassword(ctx, adminToken, "a password for the owner"); booking.ErrorCode(err) != booking.EBADREQUEST {
+		t.Fatalf("the built-in owner changed ADMIN_TOKEN: %v", err)
+	}
+
+	// A forged stamp or account is refused; the built-in owner has no row.
+	if _, err := svc.ConsoleSession(ctx, "session-id", changed.ID, changed.SessionStamp()+1); booking.ErrorCode(err) != booking.EUNAUTHORIZED {
+		t.Fatalf("another stamp: %v", err)
+	}
+	if _, err := svc.ConsoleSession(ctx, "session-id", 424242, 0); booking.ErrorCode(err) != booking.EUNAUTHORIZED {
+		t.Fatalf("no such account: %v", err)
+	}
+	if who, err := svc.ConsoleSession(ctx, "session-id", 0, 0); err != nil || who.Role != booking.RoleOwner || who.Actor() != booking.ActorAdmin {
+		t.Fatalf("built-in owner: %+v %v", who, err)
+	}
+	if err := svc.EndConsoleSession(ctx, "session-id", time.Now().Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if err := valid(*changed); booking.ErrorCode(err) != booking.EUNAUTHORIZED {
+		t.Fatalf("a signed-out session: %v", err)
+	}
+}
+
+// Every change a person makes records her: staff:<id> for an account, admin
+// for the built-in owner; the product's own changes keep their actors.
+func TestAuditNamesWhoDidIt(t *testing.T) {
+	svc, store := newService(t)
+	amy, err := svc.CreateStaff(ctx, "Amy", booking.RoleStaff, "amy's password")
+	if err != nil {
+		t.Fatal(err)
+	}
+	asAmy := service.WithStaff(context.Background(), *amy)
+	slot := mysqltest.AddSlot(t, store, time.Hour, 3, 5000)
+	walkIn, err := svc.WalkIn(asAmy, booking.WalkInRequest{SlotID: slot, Name: "李女士"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.CheckIn(asAmy, walkIn.ID); err != nil {
+		t.Fatal(err)
+	}
+	b := paid(t, store, "o-paid", slot)
+	if _, err := svc.CancelBySalon(ctx, b.ID); err != nil {
+		t.Fatal(err)
+	}
+	capacity := 4
+	if _, err := svc.UpdateSlot(ctx, slot, booking.SlotUpdate{Capacity: &capacity}); err != nil {
+		t.Fatal(err)
+	}
+	actorOf := func(event string, bookingID int64) string {
+		t.Helper()
+		var actor string
+		q := `SELECT actor FROM t_audit WHERE event = ? AND COALESCE(book_id, 0) = ? ORDER BY audit_id DESC LIMIT 1`
+		if err := store.SQL().QueryRow(q, event, bookingID).Scan(&actor); err != nil {
+			t.Fatalf("%s of %d: %v", event, bookingID, err)
+		}
+		return actor
+	}
+	amyActor := "staff:" + strconv.FormatInt(amy.ID, 10)
+	for _, tt := range []struct {
+		event     string
+		bookingID int64
+		want      string
+	}{
+		{booking.EventWalkIn, walkIn.ID, amyActor},
+		{booking.EventCheckIn, walkIn.ID, amyActor},
+		{booking.EventCancel, b.ID, booking.ActorAdmin},
+		{booking.EventSlotChange, 0, booking.ActorAdmin},
+		{booking.EventReserve, b.ID, booking.ActorCustomer},
+	} {
+		if got := actorOf(tt.event, tt.bookingID); got != tt.want {
+			t.Errorf("%s: actor %q, want %q", tt.event, got, tt.want)
+		}
+	}
+	last, err := svc.LastPersonChanges(ctx, []*booking.Booking{walkIn, b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last[walkIn.ID].Event != booking.EventCheckIn || last[walkIn.ID].Actor != amyActor || last[b.ID].Actor != booking.ActorAdmin {
+		t.Fatalf("last person changes: %+v", last)
+	}
+	if names, err := svc.StaffNames(ctx); err != nil || names[amy.ID] != "Amy" {
+		t.Fatalf("names %v %v", names, err)
 	}
 }

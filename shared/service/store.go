@@ -98,6 +98,7 @@ type Release interface {
 type Audit interface {
 	RecordAudit(ctx context.Context, r booking.AuditRecord) error
 	BookingAudit(ctx context.Context, bookingID int64) ([]booking.AuditRecord, error)
+	AuditOfBookings(ctx context.Context, bookingIDs []int64) ([]booking.AuditRecord, error)
 	ListAudit(ctx context.Context, from, to time.Time, event string, limit int) ([]booking.AuditRecord, error)
 	AuditEvents(ctx context.Context, from, to time.Time) ([]string, error)
 	UnshippedAudit(ctx context.Context, limit int) ([]booking.AuditRecord, error)

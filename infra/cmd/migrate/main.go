@@ -107,7 +107,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, now fun
 	}
 	svc := service.New(store)
 	svc.Loc, svc.Policy = cfg.ShopTZ, cfg.Policy
-	n, skipped, err := svc.CreateSchedule(ctx, sched)
+	// The operator running migrate holds the deployment's keys: the owner.
+	n, skipped, err := svc.CreateSchedule(service.WithStaff(ctx, booking.BuiltInOwner), sched)
 	if err != nil {
 		return fmt.Errorf("demo schedule: %w", err)
 	}

@@ -15,6 +15,7 @@ import (
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
+	"fmt"
 	"html/template"
 	"io"
 	"io/fs"
@@ -74,8 +75,11 @@ const (
 type Route struct {
 	Pattern string // an http.ServeMux pattern
 	Access  Access
-	Asset   http.HandlerFunc                        // Access Asset
-	Page    func(w http.ResponseWriter, q *Request) // otherwise
+	// Needs, when set, is the action the whole page is for: a role that may
+	// not take it is refused the page (FORBIDDEN) before it runs.
+	Needs booking.AdminAction
+	Asset http.HandlerFunc                        // Access Asset
+	Page  func(w http.ResponseWriter, q *Request) // otherwise
 }
 
 // Routes lists the console's routes for the admin function's router.
@@ -96,31 +100,66 @@ func (c *Console) Routes() []Route {
 		{Pattern: "POST /admin/booking", Access: Change, Page: c.page(c.bookingChange)},
 		{Pattern: "GET /admin/audit", Access: SignedIn, Page: c.page(c.audit)},
 		{Pattern: "GET /admin/health", Access: SignedIn, Page: c.page(c.health)},
+		{Pattern: "GET /admin/team", Access: SignedIn, Needs: booking.ActionStaff, Page: c.page(c.team)},
+		{Pattern: "POST /admin/team", Access: Change, Needs: booking.ActionStaff, Page: c.page(c.teamChange)},
+		{Pattern: "GET /admin/password", Access: SignedIn, Page: c.page(c.password)},
 	}
 }
 
 // Request is one console request as the admin function's authentication hands
-// it over: the dependencies, the session's CSRF token ("" on the sign-in page)
-// and, for a change, its form (whose CSRF token was checked).
+// it over: the dependencies, who signed in (nil on the sign-in page), the
+// session's CSRF token ("" on the sign-in page) and, for a change, its form
+// (whose CSRF token was checked).
 type Request struct {
 	ctx  context.Context
 	d    *instance.Deps
 	r    *http.Request
+	who  *booking.Staff
 	csrf string
 	form url.Values
+	// names are the staff accounts' names by id, read on first use.
+	names map[int64]string
 	// now is the database's time, read once per page for the rules that
 	// decide which buttons a booking shows; moves the slots it can move to.
 	now   time.Time
 	moves *[]moveChoice
 }
 
-// NewRequest is the console request of r, authenticated as csrf and form say.
-func NewRequest(r *http.Request, d *instance.Deps, csrf string, form url.Values) *Request {
-	return &Request{ctx: r.Context(), d: d, r: r, csrf: csrf, form: form}
+// NewRequest is the console request of r, authenticated as who, csrf and form
+// say.
+func NewRequest(r *http.Request, d *instance.Deps, who *booking.Staff, csrf string, form url.Values) *Request {
+	return &Request{ctx: r.Context(), d: d, r: r, who: who, csrf: csrf, form: form}
 }
 
 // HTTP is the request itself.
 func (q *Request) HTTP() *http.Request { return q.r }
+
+// Form is a change's posted form (its CSRF token checked).
+func (q *Request) Form() url.Values { return q.form }
+
+// may reports whether the signed-in person's role may take action: the pages
+// draw only the buttons she may use (the service refuses the others anyway).
+func (q *Request) may(a booking.AdminAction) bool { return q.who != nil && q.who.Role.May(a) }
+
+// actorName is how the console names an audit record's actor: a staff
+// member by her name, the built-in owner as 店主, the others in words.
+func (q *Request) actorName(actor string) string {
+	if id, ok := booking.StaffIDOfActor(actor); ok {
+		if q.names == nil {
+			names, err := q.d.Svc.StaffNames(q.ctx)
+			if err != nil {
+				apigw.Logger(q.ctx).Warn("console: staff names", "err", err.Error())
+				names = map[int64]string{}
+			}
+			q.names = names
+		}
+		if n, ok := q.names[id]; ok {
+			return n
+		}
+		return fmt.Sprintf("员工 #%d", id)
+	}
+	return actorWord(actor)
+}
 
 // Deps are the function's dependencies.
 func (q *Request) Deps() *instance.Deps { return q.d }
@@ -187,8 +226,15 @@ type page struct {
 	Nav   string // the active tab
 	Shop  string
 	CSRF  string // "" on the public pages
-	Flash *flash
-	Body  any
+	// Who is the signed-in person's name and Owner whether she has the
+	// owner's role (the staff tab is the owner's).
+	Who   string
+	Owner bool
+	// Secret is a password shown once, after the flash (a new account's or a
+	// reset one); the page is never stored (Cache-Control: no-store).
+	Secret string
+	Flash  *flash
+	Body   any
 }
 
 type flash struct {
@@ -197,7 +243,14 @@ type flash struct {
 }
 
 func (q *Request) page(title, nav string, body any) *page {
-	return &page{Title: title, Nav: nav, Shop: q.d.Cfg.ShopName, CSRF: q.csrf, Body: body}
+	p := &page{Title: title, Nav: nav, Shop: q.d.Cfg.ShopName, CSRF: q.csrf, Body: body}
+	if q.who != nil {
+		p.Who, p.Owner = q.who.Name, q.who.Role == booking.RoleOwner
+		if q.who.ID == 0 {
+			p.Who = "店主"
+		}
+	}
+	return p
 }
 
 var pages = map[string]*template.Template{}
@@ -250,13 +303,28 @@ func render(w http.ResponseWriter, status int, name string, p *page) {
 	w.Write(buf.Bytes())
 }
 
-// RenderLogin draws the sign-in page; refused says the last sign-in failed.
-func RenderLogin(w http.ResponseWriter, q *Request, status int, refused bool) {
-	p := q.page("登录", "", nil)
-	if refused {
-		p.Flash = &flash{Text: "登录失败，请检查后重试。"}
+// RenderLogin draws the sign-in page with the name tried (kept in the form).
+// A status of 401 says the sign-in failed, whatever was wrong; 429 that the
+// name is locked for retryAfter seconds.
+func RenderLogin(w http.ResponseWriter, q *Request, status int, name string, retryAfter int) {
+	p := q.page("登录", "", loginBody{Name: name})
+	switch status {
+	case http.StatusUnauthorized:
+		p.Flash = &flash{Text: "登录失败：名字或密码不对，或账号已停用。"}
+	case http.StatusTooManyRequests:
+		p.Flash = &flash{Text: fmt.Sprintf("这个名字登录失败次数太多，已暂时锁定，请 %d 分钟后再试。", (retryAfter+59)/60)}
 	}
 	render(w, status, "login", p)
+}
+
+type loginBody struct{ Name string }
+
+// PasswordOutcome sends the browser back to the change-my-password page with
+// the outcome of its form: ok, mismatch (the new password typed twice
+// differently) or refused (the current password is wrong, or the new one
+// breaks the rules).
+func PasswordOutcome(w http.ResponseWriter, outcome string) {
+	Redirect(w, "password?done="+url.QueryEscape(outcome))
 }
 
 // securityHeaders: scripts and styles only from the console itself (no inline

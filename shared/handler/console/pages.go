@@ -33,6 +33,9 @@ type bookingRow struct {
 	MoveTo      []moveChoice
 	MoveConfirm string
 	Actions     []actionButton
+	// By is the last change a person at the salon made to the booking, and
+	// who ("签到 · 小美 14:05"); "" when none did.
+	By string
 }
 
 type actionButton struct {
@@ -77,12 +80,20 @@ func (c *Console) today(w http.ResponseWriter, q *Request) error {
 	if _, err := q.dbNow(); err != nil {
 		return err
 	}
+	by, err := q.d.Svc.LastPersonChanges(q.ctx, bs)
+	if err != nil {
+		return err
+	}
 	body := &todayBody{Date: day.Format(time.DateOnly), Weekday: weekdays[day.Weekday()],
 		Prev: from.AddDate(0, 0, -1).Format(time.DateOnly), Next: to.Format(time.DateOnly),
 		IsToday: day.Equal(c.shopDay(q))}
 	bySlot := map[int64][]bookingRow{}
 	for _, b := range bs {
-		bySlot[b.SlotID] = append(bySlot[b.SlotID], q.row(b))
+		row := q.row(b)
+		if rec, ok := by[b.ID]; ok {
+			row.By = q.byWords(rec)
+		}
+		bySlot[b.SlotID] = append(bySlot[b.SlotID], row)
 		if b.Status.HoldsSeat() {
 			body.Booked++
 		}
@@ -94,7 +105,7 @@ func (c *Console) today(w http.ResponseWriter, q *Request) error {
 		v := slots[i]
 		body.Slots = append(body.Slots, slotBlock{View: v, Time: span(v.StartAt, v.EndAt, q.loc()),
 			State: slotStateWord(&v), Bookings: bySlot[v.ID],
-			WalkIn: v.OpenForWalkIn(q.now, q.d.Cfg.BookingWindowDays) && v.Booked < v.Capacity})
+			WalkIn: q.may(booking.ActionWalkIn) && v.OpenForWalkIn(q.now, q.d.Cfg.BookingWindowDays) && v.Booked < v.Capacity})
 	}
 	p := q.page("今日 "+body.Date, "today", body)
 	p.Flash = bookingFlash(q.r.URL.Query())
@@ -127,7 +138,7 @@ func (q *Request) row(b *booking.Booking) bookingRow {
 		r.Paid = "未付 " + yuan(b.AmountFen)
 	}
 	what := fmt.Sprintf("预约 #%d（%s）", b.ID, b.StartAt.In(q.loc()).Format("01-02 15:04"))
-	if b.Status == booking.StatusConfirmed {
+	if b.Status == booking.StatusConfirmed && q.may(moveAction.Action) {
 		for _, m := range q.moveChoices() {
 			if m.ID != b.SlotID {
 				r.MoveTo = append(r.MoveTo, m)
@@ -136,7 +147,7 @@ func (q *Request) row(b *booking.Booking) bookingRow {
 		r.MoveConfirm = "把 " + what + " 改到所选的时段？原来的座位会让给候补。"
 	}
 	for _, a := range bookingActions {
-		if a.Shown(q.d.Svc, b, q.now) {
+		if q.may(a.Action) && a.Shown(q.d.Svc, b, q.now) {
 			r.Actions = append(r.Actions, actionButton{Name: a.Name, Label: a.Label, Confirm: fmt.Sprintf(a.Confirm, what), Danger: a.Danger})
 		}
 	}
@@ -519,8 +530,17 @@ func bookingIDOf(s string) (int64, bool) {
 	return id, err == nil && id > 0
 }
 
+// byWords says what a person of the salon last did to a booking, who and when.
+func (q *Request) byWords(r booking.AuditRecord) string {
+	what := eventWords[r.Event]
+	if what == "" {
+		what = r.Event
+	}
+	return what + " · " + q.actorName(r.Actor) + " " + r.CreatedAt.In(q.loc()).Format("15:04")
+}
+
 func (q *Request) auditRow(r booking.AuditRecord) auditRow {
-	row := auditRow{R: r, At: clock(r.CreatedAt, q.loc()), Event: eventWord(r.Event), Actor: actorWord(r.Actor)}
+	row := auditRow{R: r, At: clock(r.CreatedAt, q.loc()), Event: eventWord(r.Event), Actor: q.actorName(r.Actor)}
 	if r.FromStatus >= 0 || r.ToStatus >= 0 {
 		if r.FromStatus == r.ToStatus {
 			row.Change = statusWordOf(r.ToStatus)
@@ -586,6 +606,9 @@ type weekBody struct {
 	Days                 []weekDay
 	Empty                bool // no slot this week: the schedule form opens
 	Form                 scheduleForm
+	// CanSchedule and CanChangeSlots: the signed-in role may create slots,
+	// and close, reopen or resize one (the forms are drawn only then).
+	CanSchedule, CanChangeSlots bool
 }
 
 type weekDay struct {
@@ -639,6 +662,7 @@ func (c *Console) week(w http.ResponseWriter, q *Request) error {
 		}
 	}
 	body.Empty = len(slots) == 0
+	body.CanSchedule, body.CanChangeSlots = q.may(booking.ActionSchedule), q.may(booking.ActionSlotChange)
 	p := q.page("排班 "+body.From, "week", body)
 	p.Flash = weekFlash(q.r.URL.Query(), slots, q.loc())
 	render(w, http.StatusOK, "week", p)

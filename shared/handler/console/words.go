@@ -24,24 +24,27 @@ type bookingAction struct {
 	Confirm string // asked before sending; %s is the booking (#id 10:00 …)
 	Done    string // the outcome, after "预约 #id "
 	Danger  bool   // shown in red
-	Shown   func(s *service.Service, b *booking.Booking, now time.Time) bool
-	Run     func(*service.Service, context.Context, int64) (*booking.Booking, error)
+	// Action is what it is by the roles: the button is drawn only for a role
+	// that may take it.
+	Action booking.AdminAction
+	Shown  func(s *service.Service, b *booking.Booking, now time.Time) bool
+	Run    func(*service.Service, context.Context, int64) (*booking.Booking, error)
 }
 
 var bookingActions = []bookingAction{
-	{Name: "checkin", Label: "签到", Confirm: "确认 %s 已到店签到？", Done: "已签到", Run: (*service.Service).CheckIn,
+	{Name: "checkin", Label: "签到", Confirm: "确认 %s 已到店签到？", Done: "已签到", Action: booking.ActionCheckIn, Run: (*service.Service).CheckIn,
 		Shown: func(s *service.Service, b *booking.Booking, now time.Time) bool {
 			return b.CanCheckIn(now, s.Policy.CheckinOpensBefore)
 		}},
-	{Name: "noshow", Label: "未到店", Confirm: "确认 %s 没有来？定金不退。", Done: "已标记为未到店（定金不退）", Run: (*service.Service).MarkNoShow,
+	{Name: "noshow", Label: "未到店", Confirm: "确认 %s 没有来？定金不退。", Done: "已标记为未到店（定金不退）", Action: booking.ActionNoShow, Run: (*service.Service).MarkNoShow,
 		Shown: func(_ *service.Service, b *booking.Booking, now time.Time) bool { return b.CanMarkNoShow(now) }},
-	{Name: "cancel", Label: "取消并退款", Confirm: "确认取消 %s？已付的定金将全额退回。", Done: "已取消（已付的定金全额退回，见退款状态）", Danger: true, Run: (*service.Service).CancelBySalon,
+	{Name: "cancel", Label: "取消并退款", Confirm: "确认取消 %s？已付的定金将全额退回。", Done: "已取消（已付的定金全额退回，见退款状态）", Danger: true, Action: booking.ActionCancel, Run: (*service.Service).CancelBySalon,
 		Shown: func(_ *service.Service, b *booking.Booking, _ time.Time) bool { return b.Status.Unfinished() }},
 }
 
 // moveAction names 改约 in the outcome of a move (its form is not a button of
 // bookingActions: it carries the slot chosen).
-var moveAction = bookingAction{Name: "move", Label: "改约", Done: "已改约（原来的座位已让给候补，顾客会收到通知）"}
+var moveAction = bookingAction{Name: "move", Label: "改约", Action: booking.ActionReschedule, Done: "已改约（原来的座位已让给候补，顾客会收到通知）"}
 
 func actionNamed(name string) (*bookingAction, bool) {
 	if name == moveAction.Name {
@@ -130,6 +133,7 @@ var actorWords = map[string]string{
 	booking.ActorTimer:    "定时任务",
 	booking.ActorWeChat:   "微信支付",
 	booking.ActorSystem:   "系统",
+	booking.ActorAdmin:    "店主",
 }
 
 func actorWord(a string) string {
@@ -148,6 +152,7 @@ var errorWords = map[string]string{
 	booking.EBADREQUEST:   "填写的内容不正确",
 	booking.EINTERNAL:     "系统出错了，请刷新看看结果，稍后再试",
 	booking.ESOLDOUT:      "这个时段已经约满",
+	booking.EFORBIDDEN:    "只有店主可以做这个操作",
 }
 
 func errorWord(code string) string {
