@@ -237,7 +237,7 @@ dev.sh: ready: $base (API Gateway, routes of serverless.yml; release timer every
   messages          ${messages_at:-WeChat at $WX_API_BASE (templates from WX_TMPL_*)}
   WeChat Pay        ${pay_at:-$WECHATPAY_API_BASE}
   admin token       $ADMIN_TOKEN
-  salon console     $base/admin/ (sign in with the admin token)
+  salon console     $base/admin/ (sign in as admin, the admin token as the password)
   Ctrl-C stops it all.
 
 Try it (copy and paste, in another shell):
