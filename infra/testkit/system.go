@@ -110,7 +110,14 @@ func Start(t testing.TB, opts Options) *System {
 		f(s.Env)
 	}
 
-	s.Gateway = localgw.NewGateway(s.Spec.Routes, opts.Functions(s), opts.GatewayLog)
+	// Every invocation is checked against the OpenAPI document: an answer that
+	// drifts from it fails the test that caused it.
+	contract, err := TheContract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	functions := contract.Invoker(opts.Functions(s), t.Errorf)
+	s.Gateway = localgw.NewGateway(s.Spec.Routes, functions, opts.GatewayLog)
 	var front http.Handler = s.Gateway
 	if opts.Front != nil {
 		front = opts.Front(s.Gateway)
