@@ -38,9 +38,20 @@ import (
 //   - A request the document refuses (a missing field, a wrong type, no token)
 //     must be refused: its answer is a 4xx the operation lists. Tests send such
 //     requests on purpose; what must never happen is that one succeeds.
+//
+// When the exchange names its function, an operation of another function is,
+// for it, a route it does not serve: that function answers it 404 or 405.
 type Contract struct {
-	mu sync.Mutex // the validator's caches are not documented as safe for concurrent use
-	v  validator.Validator
+	mu        sync.Mutex // the validator's caches are not documented as safe for concurrent use
+	v         validator.Validator
+	functions []operationFunction // each operation's x-function
+}
+
+// operationFunction is the function that serves one operation.
+type operationFunction struct {
+	method   string
+	segments []string // the path template's, "{...}" for a parameter
+	function string
 }
 
 // NewContract builds the checker of an OpenAPI document given as JSON.
@@ -56,7 +67,54 @@ func NewContract(doc []byte) (*Contract, error) {
 	if ok, verrs := v.ValidateDocument(); !ok {
 		return nil, fmt.Errorf("openapi document is not valid OpenAPI: %s", describe(verrs))
 	}
-	return &Contract{v: v}, nil
+	var paths struct {
+		Paths map[string]map[string]json.RawMessage `json:"paths"`
+	}
+	if err := json.Unmarshal(doc, &paths); err != nil {
+		return nil, fmt.Errorf("openapi document: %w", err)
+	}
+	c := &Contract{v: v}
+	for path, item := range paths.Paths {
+		for method, raw := range item {
+			var op struct {
+				Function string `json:"x-function"`
+			}
+			if json.Unmarshal(raw, &op) == nil && op.Function != "" {
+				c.functions = append(c.functions, operationFunction{method: strings.ToUpper(method),
+					segments: strings.Split(path, "/"), function: op.Function})
+			}
+		}
+	}
+	return c, nil
+}
+
+// functionOf returns the function serving method and path by the document: of
+// the templates that match, the one with the most literal segments, as
+// http.ServeMux picks the most specific pattern.
+func (c *Contract) functionOf(method, path string) string {
+	segs := strings.Split(path, "/")
+	best, bestLiterals := "", -1
+	for _, of := range c.functions {
+		if of.method != method || len(of.segments) != len(segs) {
+			continue
+		}
+		literals := 0
+		match := true
+		for i, s := range of.segments {
+			if strings.HasPrefix(s, "{") {
+				continue
+			}
+			if s != segs[i] {
+				match = false
+				break
+			}
+			literals++
+		}
+		if match && literals > bestLiterals {
+			best, bestLiterals = of.function, literals
+		}
+	}
+	return best
 }
 
 // TheContract is the checker of the repository's document, built once.
@@ -70,6 +128,7 @@ var TheContract = sync.OnceValues(func() (*Contract, error) {
 
 // Exchange is one request and its answer, as the function saw and gave them.
 type Exchange struct {
+	Function string // the function that answered; "" when not known
 	Method   string
 	Path     string // without the gateway's stage
 	RawQuery string
@@ -125,10 +184,15 @@ func (c *Contract) Check(x *Exchange) []string {
 	}
 	c.mu.Unlock()
 
-	if routeMissing(reqErrs) {
+	servedElsewhere := false
+	if x.Function != "" {
+		fn := c.functionOf(method, x.Path)
+		servedElsewhere = fn != "" && fn != x.Function
+	}
+	if routeMissing(reqErrs) || servedElsewhere {
 		if x.Status != http.StatusNotFound && x.Status != http.StatusMethodNotAllowed {
-			return []string{fmt.Sprintf("%s: the document has no %s %s, yet it was answered %d (an unknown route answers 404 or 405): add it to functions/openapi/openapi.yaml",
-				x, method, x.Path, x.Status)}
+			return []string{fmt.Sprintf("%s: the document has no %s %s served by %s, yet it was answered %d (an unknown route answers 404 or 405): add it to functions/openapi/openapi.yaml",
+				x, method, x.Path, orAny(x.Function), x.Status)}
 		}
 		var e apigw.ErrorBody
 		if err := strictJSON(x.Answer, &e); err != nil || (e.Code != "NOT_FOUND" && e.Code != "BAD_REQUEST") || e.Message == "" {
@@ -156,6 +220,13 @@ func routeMissing(errs []*errors.ValidationError) bool {
 		}
 	}
 	return false
+}
+
+func orAny(function string) string {
+	if function == "" {
+		return "any function"
+	}
+	return function
 }
 
 func describe(errs []*errors.ValidationError) string {
@@ -195,7 +266,7 @@ type Reporter func(format string, args ...any)
 // CheckEvent checks one invocation of a function: the API Gateway or Function
 // URL event it was given and the integrated response it answered. An event
 // that is not an HTTP event must have been refused with a 4xx error.
-func (c *Contract) CheckEvent(payload []byte, resp apigw.Response) []string {
+func (c *Contract) CheckEvent(function string, payload []byte, resp apigw.Response) []string {
 	body := []byte(resp.Body)
 	if resp.IsBase64Encoded {
 		b, err := base64.StdEncoding.DecodeString(resp.Body)
@@ -216,16 +287,17 @@ func (c *Contract) CheckEvent(payload []byte, resp apigw.Response) []string {
 		}
 		return nil
 	}
-	return c.Check(&Exchange{Method: req.Method, Path: req.Path, RawQuery: req.Query.Encode(), Header: req.Header, Body: req.Body,
+	return c.Check(&Exchange{Function: function, Method: req.Method, Path: req.Path, RawQuery: req.Query.Encode(), Header: req.Header, Body: req.Body,
 		Status: resp.StatusCode, AnswerHeader: header, Answer: body})
 }
 
-// Handler returns h with every invocation checked; report hears each breach.
-func (c *Contract) Handler(h Handler, report Reporter) Handler {
+// Handler returns h, the named function's, with every invocation checked;
+// report hears each breach.
+func (c *Contract) Handler(function string, h Handler, report Reporter) Handler {
 	return func(ctx context.Context, event json.RawMessage) (apigw.Response, error) {
 		resp, err := h(ctx, event)
 		if err == nil {
-			for _, p := range c.CheckEvent(event, resp) {
+			for _, p := range c.CheckEvent(function, event, resp) {
 				report("contract: %s", p)
 			}
 		}
@@ -257,15 +329,15 @@ func (ci checkedInvoker) Invoke(ctx context.Context, fn string, payload []byte, 
 		ci.report("contract: function %s answered no integrated response: %v", fn, jerr)
 		return out, ierr, err
 	}
-	for _, p := range ci.c.CheckEvent(payload, resp) {
+	for _, p := range ci.c.CheckEvent(fn, payload, resp) {
 		ci.report("contract: function %s: %s", fn, p)
 	}
 	return out, ierr, err
 }
 
-// HTTP returns h with every request and answer checked, for a router served
-// over plain HTTP.
-func (c *Contract) HTTP(h http.Handler, report Reporter) http.Handler {
+// HTTP returns h, the named function's router, with every request and answer
+// checked, for a router served over plain HTTP.
+func (c *Contract) HTTP(function string, h http.Handler, report Reporter) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, err := io.ReadAll(r.Body)
 		if err != nil {
@@ -274,7 +346,7 @@ func (c *Contract) HTTP(h http.Handler, report Reporter) http.Handler {
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, r)
-		for _, p := range c.Check(&Exchange{Method: r.Method, Path: r.URL.Path, RawQuery: r.URL.RawQuery, Header: r.Header, Body: body,
+		for _, p := range c.Check(&Exchange{Function: function, Method: r.Method, Path: r.URL.Path, RawQuery: r.URL.RawQuery, Header: r.Header, Body: body,
 			Status: rec.Code, AnswerHeader: rec.Header(), Answer: rec.Body.Bytes()}) {
 			report("contract: %s", p)
 		}

@@ -47,12 +47,14 @@ func TestContractCatchesDrift(t *testing.T) {
 		{"code of another status", exchange(404, `{"code":"SOLD_OUT","message":"m"}`), "NOT_FOUND"},
 		{"route the document lacks", &Exchange{Method: "GET", Path: "/refunds", Status: 200,
 			AnswerHeader: http.Header{"Content-Type": {"application/json"}}, Answer: []byte(`{"bookings":[]}`)}, "the document has no GET /refunds"},
+		{"another function's route answered", &Exchange{Function: "slots", Method: "GET", Path: "/bookings/17", Header: http.Header{"Authorization": {"Bearer t"}},
+			Status: 200, AnswerHeader: http.Header{"Content-Type": {"application/json"}}, Answer: []byte(goodBooking)}, "the document has no GET /bookings/17 served by slots"},
 		{"refused request answered 201", &Exchange{Method: "POST", Path: "/bookings", Header: http.Header{"Authorization": {"Bearer t"}},
 			Body: []byte(`{"slotId":"42"}`), Status: 201, AnswerHeader: http.Header{"Content-Type": {"application/json"}},
 			Answer: []byte(goodBooking)}, "the document refuses this request"},
 		{"bad Retry-After", &Exchange{Method: "GET", Path: "/slots", RawQuery: "date=2026-12-02", Status: 503,
 			AnswerHeader: http.Header{"Content-Type": {"application/json"}, "Retry-After": {"soon"}},
-			Answer: []byte(`{"code":"UNAVAILABLE","message":"m"}`)}, "header 'retry-after' failed to validate"},
+			Answer:       []byte(`{"code":"UNAVAILABLE","message":"m"}`)}, "header 'retry-after' failed to validate"},
 	}
 	for _, d := range drifts {
 		t.Run(d.name, func(t *testing.T) {
