@@ -18,10 +18,10 @@ event="$2"
 shift 2
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-if [[ ! -d "$root/functions/$fn" ]]; then
+if [[ ! -f "$root/functions/$fn/main.go" ]]; then
   known=()
   for dir in "$root"/functions/*/; do
-    [[ -d "$dir" ]] && known+=("$(basename "$dir")")
+    [[ -f "$dir/main.go" ]] && known+=("$(basename "$dir")")
   done
   echo "invoke.sh: no function $fn; there are: ${known[*]:-none}" >&2
   exit 2

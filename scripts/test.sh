@@ -9,11 +9,15 @@ cd "$(dirname "$0")/.."
 . scripts/lib/mysql.sh
 # shellcheck source=scripts/lib/chromium.sh
 . scripts/lib/chromium.sh
+# shellcheck source=scripts/lib/openapi-types.sh
+. scripts/lib/openapi-types.sh
 ensure_mysql
 # The browser tests run, never skip: without a Chromium they fail and say why.
 ensure_chromium || echo "chromium: the console's browser tests will fail" >&2
 export CONSOLE_BROWSER=required
 go vet ./...
+# The TypeScript types committed beside the OpenAPI document are the document's.
+check_openapi_types
 # The benchmark tool is its own module (so the product requires none of its
 # dependencies); build and vet it here so it cannot rot unnoticed.
 (cd infra/bench && go build ./... && go vet ./...)

@@ -151,7 +151,7 @@ func TestPathRulesSendEveryRouteToItsFunction(t *testing.T) {
 		got[r.PathMatch] = r.Key
 	}
 	want := map[string]string{
-		"/healthz": "slots", "/slots": "slots", "/config": "slots", "/slots/*": "reserve", "/waitlist/mine": "reserve", "/login": "login",
+		"/healthz": "slots", "/slots": "slots", "/config": "slots", "/openapi.json": "slots", "/slots/*": "reserve", "/waitlist/mine": "reserve", "/login": "login",
 		"/bookings": "reserve", "/bookings/mine": "reserve", "/bookings/*": "reserve", "/bookings/*/pay": "reserve", "/bookings/*/cancel": "cancel", "/me": "reserve",
 		"/bookings/*/reschedule": "cancel",
 		"/pay/notify":            "paynotify", "/pay/refund-notify": "paynotify",
@@ -227,7 +227,7 @@ func TestCustomDomainCreatedThenLeftAlone(t *testing.T) {
 		t.Fatalf("domain %v", d)
 	}
 	eps := d["EndpointsConfig"].([]any)
-	if len(eps) != len(res.Rules) || len(eps) != 38 {
+	if len(eps) != len(res.Rules) || len(eps) != 39 {
 		t.Fatalf("%d endpoints, %d rules", len(eps), len(res.Rules))
 	}
 	for _, e := range eps {

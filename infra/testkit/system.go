@@ -43,6 +43,10 @@ type Options struct {
 	Front func(gateway http.Handler) http.Handler
 	// GatewayLog receives the gateway's own log lines; nil discards them.
 	GatewayLog io.Writer
+	// StandIns says that Functions are not the product's (a test of this
+	// package's own machinery): their answers are not checked against the
+	// OpenAPI document, which every product answer must match.
+	StandIns bool
 }
 
 // System is the whole product for one test: a fresh database, the WeChat Pay
@@ -110,7 +114,17 @@ func Start(t testing.TB, opts Options) *System {
 		f(s.Env)
 	}
 
-	s.Gateway = localgw.NewGateway(s.Spec.Routes, opts.Functions(s), opts.GatewayLog)
+	// Every invocation is checked against the OpenAPI document: an answer that
+	// drifts from it fails the test that caused it.
+	contract, err := TheContract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	functions := opts.Functions(s)
+	if !opts.StandIns {
+		functions = contract.Invoker(functions, t.Errorf)
+	}
+	s.Gateway = localgw.NewGateway(s.Spec.Routes, functions, opts.GatewayLog)
 	var front http.Handler = s.Gateway
 	if opts.Front != nil {
 		front = opts.Front(s.Gateway)

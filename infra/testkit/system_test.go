@@ -39,7 +39,7 @@ func TestSystemServesThroughTheGateway(t *testing.T) {
 	t.Parallel()
 	var seenEnv map[string]string
 	var fronted sync.Map
-	s := Start(t, Options{
+	s := Start(t, Options{StandIns: true,
 		AppID: "wx00000000testkit", AppSecret: "testkit-app-secret", MchID: "1900000109",
 		SessionSecret: "testkit-session-secret-0123456789abcdef", AdminToken: "testkit-admin-token-0123456789abcdef",
 		Conns: 1,

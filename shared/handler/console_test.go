@@ -193,10 +193,10 @@ func TestConsoleSessionOnTheJSONAPI(t *testing.T) {
 // base64-encoded; the console answers it like any other.
 func TestConsoleFunctionURLEvent(t *testing.T) {
 	s := newSystem(t)
-	rt := AdminRouter(s.apiEnv)
+	admin := s.checked("admin", AdminRouter(s.apiEnv).Invoke)
 	invoke := func(ev map[string]any) (int, map[string]string, string) {
 		raw, _ := json.Marshal(ev)
-		resp, err := rt.Invoke(context.Background(), raw)
+		resp, err := admin(context.Background(), raw)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -91,7 +91,7 @@ func (s *system) invokeRaw(fn string, raw []byte) (int, string) {
 	default:
 		s.t.Fatalf("no function %q", fn)
 	}
-	resp, err := h(ctx, raw)
+	resp, err := s.checked(fn, h)(ctx, raw)
 	if err != nil {
 		s.t.Fatalf("%s: Invoke returned an error: %v", fn, err)
 	}

@@ -11,6 +11,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"salon/functions/openapi"
 	"salon/shared/apigw"
 	"salon/shared/booking"
 	"salon/shared/instance"
@@ -26,7 +27,23 @@ func SlotsRouter(e *instance.Env) *apigw.Router {
 	rt.HandleFunc("GET /healthz", s.healthz)
 	rt.Handle("GET /slots", s.public(s.slots))
 	rt.Handle("GET /config", s.public(s.shopConfig))
+	rt.HandleFunc("GET /openapi.json", openAPIDocument)
 	return rt
+}
+
+// openAPIDocument serves the API's OpenAPI document, so that a mini-program
+// team can generate its types from the deployed API itself. It needs neither
+// the database nor any setting.
+func openAPIDocument(w http.ResponseWriter, r *http.Request) {
+	doc, err := openapi.JSON()
+	if err != nil {
+		apigw.Error(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Cache-Control", "public, max-age=300")
+	w.WriteHeader(http.StatusOK)
+	w.Write(doc)
 }
 
 // shopConfig answers what the mini-program shows and asks for before anyone

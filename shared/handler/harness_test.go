@@ -78,6 +78,18 @@ func newSystem(t *testing.T, override ...func(map[string]string)) *system {
 	return s
 }
 
+// checked is h with every invocation checked against the OpenAPI document, for
+// a test that invokes a router directly instead of through the gateway (which
+// checks every invocation itself).
+func (s *system) checked(function string, h testkit.Handler) testkit.Handler {
+	s.t.Helper()
+	c, err := testkit.TheContract()
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return c.Handler(function, h, s.t.Errorf)
+}
+
 // token signs a session for openid, as /login would.
 func (s *system) token(openid string) string {
 	s.t.Helper()

@@ -42,9 +42,13 @@ func TestRoutersServeHTTP(t *testing.T) {
 		Log:    slog.New(slog.NewJSONHandler(logs, nil)),
 	}
 	t.Cleanup(func() { e.Close() })
-	slots := httptest.NewServer(SlotsRouter(e))
+	contract, err := testkit.TheContract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	slots := httptest.NewServer(contract.HTTP("slots", SlotsRouter(e), t.Errorf))
 	defer slots.Close()
-	reserve := httptest.NewServer(ReserveRouter(e))
+	reserve := httptest.NewServer(contract.HTTP("reserve", ReserveRouter(e), t.Errorf))
 	defer reserve.Close()
 
 	get := func(srv *httptest.Server, path string) answer {

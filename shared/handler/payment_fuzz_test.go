@@ -238,7 +238,7 @@ func TestPayNotifyRawBase64Event(t *testing.T) {
 		"httpMethod": "POST", "path": "/pay/notify", "isBase64Encoded": true,
 		"body": base64.StdEncoding.EncodeToString(body), "headers": headers,
 	})
-	resp, err := PayNotifyRouter(s.apiEnv).Invoke(context.Background(), raw)
+	resp, err := s.checked("paynotify", PayNotifyRouter(s.apiEnv).Invoke)(context.Background(), raw)
 	if err != nil || resp.StatusCode != http.StatusNoContent {
 		t.Fatalf("genuine base64 event: %d %s %v", resp.StatusCode, resp.Body, err)
 	}

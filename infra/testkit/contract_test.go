@@ -1,0 +1,87 @@
+package testkit
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"salon/functions/openapi"
+)
+
+// A booking answer as GET /bookings/{id} gives it.
+const goodBooking = `{"booking":{"bookingId":17,"slotId":42,"status":"confirmed",` +
+	`"startAt":"2026-12-02T10:00:00+08:00","endAt":"2026-12-02T11:30:00+08:00","amountFen":5000,` +
+	`"lockExpireAt":"2026-12-01T15:15:00+08:00","cancelFreeUntil":"2026-12-02T08:00:00+08:00",` +
+	`"createdAt":"2026-12-01T15:00:00+08:00","refund":null,"checkinCode":"40215573"}}`
+
+func exchange(status int, answer string) *Exchange {
+	return &Exchange{Method: "GET", Path: "/bookings/17", Header: http.Header{"Authorization": {"Bearer t"}},
+		Status: status, AnswerHeader: http.Header{"Content-Type": {"application/json; charset=utf-8"}}, Answer: []byte(answer)}
+}
+
+// TestContractCatchesDrift: the checker passes a true answer and fails each
+// drift of it: a field gained, lost or retyped, an undocumented status, a wrong
+// code for the status, a bad Retry-After, a route the document lacks answered,
+// and a refused request answered with success. The last case plants the drift
+// in a copy of the document instead of the answer.
+func TestContractCatchesDrift(t *testing.T) {
+	c, err := TheContract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := c.Check(exchange(200, goodBooking)); len(p) > 0 {
+		t.Fatalf("a true answer fails: %v", p)
+	}
+	drifts := []struct {
+		name string
+		x    *Exchange
+		want string
+	}{
+		{"gained field", exchange(200, strings.Replace(goodBooking, `"refund":null`, `"refund":null,"note":"x"`, 1)), "additional properties 'note' not allowed"},
+		{"lost field", exchange(200, strings.Replace(goodBooking, `"amountFen":5000,`, ``, 1)), "missing property 'amountFen'"},
+		{"retyped field", exchange(200, strings.Replace(goodBooking, `"amountFen":5000`, `"amountFen":"5000"`, 1)), "amountFen"},
+		{"null where none is allowed", exchange(200, strings.Replace(goodBooking, `"slotId":42`, `"slotId":null`, 1)), "slotId"},
+		{"unknown status value", exchange(200, strings.Replace(goodBooking, `"confirmed"`, `"paid"`, 1)), "status"},
+		{"not a time", exchange(200, strings.Replace(goodBooking, `"2026-12-01T15:00:00+08:00"`, `"2026-12-01 15:00"`, 1)), "createdAt"},
+		{"undocumented status", exchange(409, `{"code":"INVALID_STATE","message":"m"}`), "response code '409'"},
+		{"code of another status", exchange(404, `{"code":"SOLD_OUT","message":"m"}`), "NOT_FOUND"},
+		{"route the document lacks", &Exchange{Method: "GET", Path: "/refunds", Status: 200,
+			AnswerHeader: http.Header{"Content-Type": {"application/json"}}, Answer: []byte(`{"bookings":[]}`)}, "the document has no GET /refunds"},
+		{"another function's route answered", &Exchange{Function: "slots", Method: "GET", Path: "/bookings/17", Header: http.Header{"Authorization": {"Bearer t"}},
+			Status: 200, AnswerHeader: http.Header{"Content-Type": {"application/json"}}, Answer: []byte(goodBooking)}, "the document has no GET /bookings/17 served by slots"},
+		{"refused request answered 201", &Exchange{Method: "POST", Path: "/bookings", Header: http.Header{"Authorization": {"Bearer t"}},
+			Body: []byte(`{"slotId":"42"}`), Status: 201, AnswerHeader: http.Header{"Content-Type": {"application/json"}},
+			Answer: []byte(goodBooking)}, "the document refuses this request"},
+		{"bad Retry-After", &Exchange{Method: "GET", Path: "/slots", RawQuery: "date=2026-12-02", Status: 503,
+			AnswerHeader: http.Header{"Content-Type": {"application/json"}, "Retry-After": {"soon"}},
+			Answer:       []byte(`{"code":"UNAVAILABLE","message":"m"}`)}, "header 'retry-after' failed to validate"},
+	}
+	for _, d := range drifts {
+		t.Run(d.name, func(t *testing.T) {
+			p := c.Check(d.x)
+			if !strings.Contains(strings.Join(p, "\n"), d.want) {
+				t.Errorf("drift not caught (want %q): %v", d.want, p)
+			}
+		})
+	}
+
+	t.Run("drift planted in the document", func(t *testing.T) {
+		// The document says checkinCode is a number: the true answer must now fail.
+		planted := strings.Replace(string(openapi.YAML), "        checkinCode:\n          type: [string, \"null\"]",
+			"        checkinCode:\n          type: [integer, \"null\"]", 1)
+		if planted == string(openapi.YAML) {
+			t.Fatal("nothing to plant into: the document's checkinCode is not where this test expects it")
+		}
+		doc, err := openapi.ToJSON([]byte(planted))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pc, err := NewContract(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p := pc.Check(exchange(200, goodBooking)); !strings.Contains(strings.Join(p, "\n"), "checkinCode") {
+			t.Errorf("drift not caught: %v", p)
+		}
+	})
+}
