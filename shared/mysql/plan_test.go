@@ -401,6 +401,10 @@ func runEveryOperation(t *testing.T, ctx context.Context, plain, s *mysql.DB) ma
 		ids[i] = r.ID
 	}
 	must("MarkShipped", s.MarkShipped(ctx, ids))
+	_, err = s.DeleteShippedAudit(ctx, 30*24*time.Hour, 500)
+	must("DeleteShippedAudit", err)
+	_, err = s.DeleteFinishedNotifications(ctx, booking.NotificationRetention, 500)
+	must("DeleteFinishedNotifications", err)
 	must("RecordReleaseRun", s.RecordReleaseRun(ctx, booking.ReleaseRun{StartedAt: time.Now(), FinishedAt: time.Now(), Summary: "{}"}))
 
 	// The console.
