@@ -199,7 +199,7 @@ func (g *gen) generate(ctx context.Context) {
 	day0 := now.Truncate(24*time.Hour).AddDate(0, 0, -sp.Days)
 	created := day0.Add(-24 * time.Hour)
 	for i := 1; i <= g.customerCount(); i++ {
-		at := created.Add(time.Duration(g.rng.Int64N(int64(sp.Days)*24)) * time.Hour)
+		at := created.Add(time.Duration(g.rng.Int64N(int64(max(1, sp.Days))*24)) * time.Hour)
 		g.customers.rows <- []any{int64(i), Openid(i), fmt.Sprintf("客%d", i), fmt.Sprintf("138%08d", i), nil, at, at}
 	}
 	walkIns := max(1, g.customerCount()/20)
