@@ -26,6 +26,7 @@ func markdown(res *Results, charts []string) string {
 	p.functionBinaries()
 	p.gatewayOverhead()
 	p.payments()
+	p.growthSection()
 	p.contenders()
 	return p.String()
 }

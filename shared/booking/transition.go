@@ -195,6 +195,7 @@ type Policy struct {
 	RemindBefore       time.Duration // REMIND_BEFORE: how long before the start the reminder goes out
 	CheckinOpensBefore time.Duration // CHECKIN_OPENS_BEFORE: how long before the start check-in opens
 	RescheduleLimit    int           // RESCHEDULE_LIMIT: how often a customer may move one booking
+	AuditRetentionDays int           // AUDIT_RETENTION_DAYS: the release run deletes audit records CLS accepted this many days ago; 0 keeps them
 }
 
 // DefaultPolicy is each setting's default, as the configuration table lists it.
@@ -208,7 +209,18 @@ var DefaultPolicy = Policy{
 	RemindBefore:       3 * time.Hour,
 	CheckinOpensBefore: 2 * time.Hour,
 	RescheduleLimit:    1,
+	AuditRetentionDays: 180,
 }
+
+// NotificationRetention is how long a finished notification (sent, refused,
+// failed, off) stays in the outbox before the release run deletes it. It is a
+// fixed rule, not a setting: nothing reads a finished notification but the
+// console's counts, and the outbox's one-per-booking-and-kind key, which keeps
+// a reminder from being written twice, only matters while its slot is ahead:
+// a reminder is written REMIND_BEFORE before the start, so one finished 30
+// days ago belongs to a slot long over (as long as REMIND_BEFORE is under 30
+// days).
+const NotificationRetention = 30 * 24 * time.Hour
 
 // Waiter is one customer in a slot's line, with the facts that decide whether
 // a freed seat can be hers.

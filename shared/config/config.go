@@ -236,6 +236,7 @@ var settings = []setting{
 	{"SHOP_NAME", text(func(c *Config) *string { return &c.ShopName }), fns(FunctionAdmin), nil},
 	{"CHECKIN_OPENS_BEFORE", duration(func(c *Config) *time.Duration { return &c.CheckinOpensBefore }, false), fns(FunctionAdmin), nil},
 	{"RESCHEDULE_LIMIT", wholeNumber(func(c *Config) *int { return &c.RescheduleLimit }, 0, 100), fns(FunctionCancel), nil},
+	{"AUDIT_RETENTION_DAYS", wholeNumber(func(c *Config) *int { return &c.AuditRetentionDays }, 0, 36500), nil, nil},
 }
 
 // The shapes of value most settings take.

@@ -38,10 +38,11 @@ const (
 // relSummary is the release function's answer as JSON.
 type relSummary struct {
 	Released, Confirmed, Refunded, Audited, NoShows, RefundsSettled, Notified int
+	AuditDeleted, NotificationsDeleted                                        int
 }
 
 // release runs the release function once with ctx and returns its answer, decoded
-// from the JSON the timer receives (which must hold exactly the seven counters).
+// from the JSON the timer receives (which must hold exactly the nine counters).
 func (s *system) relRun(ctx context.Context) relSummary {
 	s.t.Helper()
 	sum, err := relRunEnv(ctx, s.apiEnv)
@@ -65,10 +66,11 @@ func relRunEnv(ctx context.Context, e *instance.Env) (relSummary, error) {
 	if err := json.Unmarshal(raw, &m); err != nil {
 		return relSummary{}, fmt.Errorf("summary %s: %v", raw, err)
 	}
-	if len(m) != 7 {
-		return relSummary{}, fmt.Errorf("summary %s: want exactly released, confirmed, refunded, audited, noShows, refundsSettled, notified", raw)
+	if len(m) != 9 {
+		return relSummary{}, fmt.Errorf("summary %s: want exactly released, confirmed, refunded, audited, noShows, refundsSettled, notified, auditDeleted, notificationsDeleted", raw)
 	}
-	sum := relSummary{Released: -1, Confirmed: -1, Refunded: -1, Audited: -1, NoShows: -1, RefundsSettled: -1, Notified: -1}
+	sum := relSummary{Released: -1, Confirmed: -1, Refunded: -1, Audited: -1, NoShows: -1, RefundsSettled: -1, Notified: -1,
+		AuditDeleted: -1, NotificationsDeleted: -1}
 	for k, v := range m {
 		switch k {
 		case "released":
@@ -85,6 +87,10 @@ func relRunEnv(ctx context.Context, e *instance.Env) (relSummary, error) {
 			sum.RefundsSettled = v
 		case "notified":
 			sum.Notified = v
+		case "auditDeleted":
+			sum.AuditDeleted = v
+		case "notificationsDeleted":
+			sum.NotificationsDeleted = v
 		default:
 			return relSummary{}, fmt.Errorf("summary %s: unknown key %q", raw, k)
 		}
@@ -828,6 +834,70 @@ func TestAuditStaysInMySQLWithoutCLS(t *testing.T) {
 	}
 	if s.relUnshipped() != 4 || s.audit.String() != "" {
 		t.Fatalf("%d unshipped, stdout %q", s.relUnshipped(), s.audit.String())
+	}
+	mysqltest.CheckInvariant(t, s.store)
+}
+
+// TestReleaseDeletesWhatIsKeptElsewhere: the release run deletes the audit
+// records CLS accepted more than AUDIT_RETENTION_DAYS (180) ago and the
+// notifications finished more than 30 days ago, in batches of 500 (1,201
+// records take three), says how many in its summary, and keeps every
+// unshipped record and every pending notification however old, and
+// everything younger.
+func TestReleaseDeletesWhatIsKeptElsewhere(t *testing.T) {
+	t.Parallel()
+	s := newSystem(t)
+	db := s.store.SQL()
+	exec := func(q string, args ...any) {
+		t.Helper()
+		if _, err := db.Exec(q, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// 1,201 old shipped records, 3 old unshipped ones, 2 shipped 179 days ago.
+	for i := range 1201 {
+		exec(`INSERT INTO t_audit (event, actor, created_at, shipped_at) VALUES ('reserve', 'customer',
+			UTC_TIMESTAMP(6) - INTERVAL 200 DAY, UTC_TIMESTAMP(6) - INTERVAL 190 DAY + INTERVAL ? SECOND)`, i)
+	}
+	for range 3 {
+		exec(`INSERT INTO t_audit (event, actor, created_at) VALUES ('old-unshipped', 'customer', UTC_TIMESTAMP(6) - INTERVAL 400 DAY)`)
+	}
+	for range 2 {
+		exec(`INSERT INTO t_audit (event, actor, created_at, shipped_at) VALUES ('young', 'customer',
+			UTC_TIMESTAMP(6) - INTERVAL 179 DAY, UTC_TIMESTAMP(6) - INTERVAL 179 DAY)`)
+	}
+	notif := func(book int, status string, daysAgo int) {
+		exec(`INSERT INTO t_notification (book_id, kind, openid, status, next_at, created_at)
+			VALUES (?, 'confirmed', 'o-old', ?, UTC_TIMESTAMP(6) - INTERVAL ? DAY, UTC_TIMESTAMP(6) - INTERVAL ? DAY)`, book, status, daysAgo, daysAgo)
+	}
+	for i, st := range []string{"sent", "refused", "failed", "off"} {
+		notif(100+i, st, 31)
+	}
+	notif(200, "pending", 90)
+	notif(201, "sent", 29)
+
+	if sum := s.relRun(context.Background()); sum != (relSummary{AuditDeleted: 1201, NotificationsDeleted: 4}) {
+		t.Fatalf("first run: %+v, want 1201 audit records and 4 notifications deleted", sum)
+	}
+	count := func(q string) int {
+		t.Helper()
+		var n int
+		if err := db.QueryRow(q).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := count(`SELECT COUNT(*) FROM t_audit WHERE event = 'old-unshipped' AND shipped_at IS NULL`); n != 3 {
+		t.Errorf("%d old unshipped records left, want all 3", n)
+	}
+	if n := count(`SELECT COUNT(*) FROM t_audit WHERE event IN ('young', 'reserve')`); n != 2 {
+		t.Errorf("%d shipped records left, want the 2 young ones", n)
+	}
+	if n := count(`SELECT COUNT(*) FROM t_notification`); n != 2 {
+		t.Errorf("%d notifications left, want the pending and the young one", n)
+	}
+	if sum := s.relRun(context.Background()); sum != (relSummary{}) {
+		t.Fatalf("second run: %+v, want nothing more deleted", sum)
 	}
 	mysqltest.CheckInvariant(t, s.store)
 }

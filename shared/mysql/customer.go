@@ -11,14 +11,20 @@ import (
 
 // customerColumns read a customer c with her counts: visits (completed
 // bookings) and no-shows in NoShowWindow, over her mini-program bookings
-// (openid) and the salon's bookings for her (customer_id) alike. Their
-// parameters: the completed status, then noShowsWhere's two.
+// (openid) and the salon's bookings for her (customer_id) alike. Each count is
+// the sum of two, one per key, each found through its own index (a booking that
+// names both is counted by customer_id only): an OR of the two keys in one
+// subquery read t_booking whole for every customer on the console's day page.
+// Their parameters: customerArgs.
 var customerColumns = `c.customer_id, COALESCE(c.openid, ''), COALESCE(c.name, ''), COALESCE(c.phone, ''), COALESCE(c.note, ''),
-	(SELECT COUNT(*) FROM t_booking vb WHERE (vb.customer_id = c.customer_id OR vb.openid = c.openid) AND vb.status = ?),
-	` + noShowsWhere(`(nb.customer_id = c.customer_id OR nb.openid = c.openid)`)
+	(SELECT COUNT(*) FROM t_booking vb WHERE vb.customer_id = c.customer_id AND vb.status = ?)
+	+ (SELECT COUNT(*) FROM t_booking vo WHERE vo.openid = c.openid AND vo.status = ? AND (vo.customer_id IS NULL OR vo.customer_id <> c.customer_id)),
+	` + noShowsWhere(`nb.customer_id = c.customer_id`) + ` + ` +
+	noShowsWhere(`nb.openid = c.openid AND (nb.customer_id IS NULL OR nb.customer_id <> c.customer_id)`)
 
 func customerArgs() []any {
-	return []any{booking.StatusCompleted, booking.StatusNoShow, booking.NoShowWindow.Microseconds()}
+	noShows := []any{booking.StatusNoShow, booking.NoShowWindow.Microseconds()}
+	return append([]any{booking.StatusCompleted, booking.StatusCompleted}, append(noShows, noShows...)...)
 }
 
 func scanCustomer(row interface{ Scan(...any) error }) (*booking.Customer, error) {

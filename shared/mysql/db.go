@@ -10,6 +10,7 @@ package mysql
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"net/url"
@@ -173,6 +174,12 @@ func openConfig(cfg *drv.Config, opt Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("MYSQL_DSN: %w", err)
 	}
+	return openConnector(conn, opt), nil
+}
+
+// openConnector opens a store on conn: the driver's, or (in the plan test) one
+// that records every statement on its way to the driver.
+func openConnector(conn driver.Connector, opt Options) *DB {
 	db := sql.OpenDB(conn)
 	if opt.MaxOpenConns > 0 {
 		db.SetMaxOpenConns(opt.MaxOpenConns)
@@ -180,7 +187,7 @@ func openConfig(cfg *drv.Config, opt Options) (*DB, error) {
 	}
 	db.SetConnMaxLifetime(opt.ConnMaxLifetime)
 	db.SetConnMaxIdleTime(opt.ConnMaxIdleTime)
-	return &DB{db: db, Policy: booking.DefaultPolicy}, nil
+	return &DB{db: db, Policy: booking.DefaultPolicy}
 }
 
 // Close closes the pool.

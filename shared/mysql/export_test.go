@@ -1,6 +1,11 @@
 package mysql
 
-import drv "github.com/go-sql-driver/mysql"
+import (
+	"context"
+	"database/sql/driver"
+
+	drv "github.com/go-sql-driver/mysql"
+)
 
 // The SQL spellings of domain rules, for the tests that check them against
 // package booking.
@@ -21,3 +26,64 @@ var SplitStatementsForTest = splitStatements
 // OpenConfigForTest opens a store on a driver configuration as given, without
 // Config's checks: TestCharsetProof uses it to show what those checks prevent.
 func OpenConfigForTest(cfg *drv.Config, opt Options) (*DB, error) { return openConfig(cfg, opt) }
+
+// OpenRecordingForTest opens a store on dsn (through Config, like Open) whose
+// connections hand every statement they send, with its arguments, to record
+// first: the plan test explains what the store really runs.
+func OpenRecordingForTest(dsn string, opt Options, record func(query string, args []driver.NamedValue)) (*DB, error) {
+	cfg, err := Config(dsn)
+	if err != nil {
+		return nil, err
+	}
+	conn, err := drv.NewConnector(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return openConnector(recordingConnector{conn, record}, opt), nil
+}
+
+type recordingConnector struct {
+	driver.Connector
+	record func(string, []driver.NamedValue)
+}
+
+func (c recordingConnector) Connect(ctx context.Context) (driver.Conn, error) {
+	conn, err := c.Connector.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &recordingConn{conn.(mysqlConn), c.record}, nil
+}
+
+// mysqlConn is what the driver's connection implements and database/sql uses.
+type mysqlConn interface {
+	driver.Conn
+	driver.ConnBeginTx
+	driver.ConnPrepareContext
+	driver.ExecerContext
+	driver.QueryerContext
+	driver.Pinger
+	driver.SessionResetter
+	driver.Validator
+	driver.NamedValueChecker
+}
+
+type recordingConn struct {
+	mysqlConn
+	record func(string, []driver.NamedValue)
+}
+
+func (c *recordingConn) ExecContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Result, error) {
+	c.record(q, args)
+	return c.mysqlConn.ExecContext(ctx, q, args)
+}
+
+func (c *recordingConn) QueryContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Rows, error) {
+	c.record(q, args)
+	return c.mysqlConn.QueryContext(ctx, q, args)
+}
+
+func (c *recordingConn) PrepareContext(ctx context.Context, q string) (driver.Stmt, error) {
+	c.record(q, nil)
+	return c.mysqlConn.PrepareContext(ctx, q)
+}

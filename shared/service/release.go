@@ -22,6 +22,12 @@ type Summary struct {
 	RefundsSettled int `json:"refundsSettled"`
 	// Notified counts customer notifications sent.
 	Notified int `json:"notified"`
+	// AuditDeleted counts audit records deleted from MySQL: CLS accepted them
+	// more than AUDIT_RETENTION_DAYS ago.
+	AuditDeleted int `json:"auditDeleted"`
+	// NotificationsDeleted counts finished notifications deleted, 30 days
+	// after they were last due (booking.NotificationRetention).
+	NotificationsDeleted int `json:"notificationsDeleted"`
 }
 
 const (
@@ -38,6 +44,13 @@ const (
 	shipBatch = 500
 	// unshippedProbe caps the count of waiting records a log line reports.
 	unshippedProbe = 1000
+	// pruneBatch is how many rows one retention DELETE removes: a statement
+	// of milliseconds that locks only those rows. pruneBatches bounds the
+	// batches per table and run, so a backlog (the first run after an
+	// upgrade, three years of audit) is worked off over many runs, up to
+	// 10,000 rows a table a minute, never in one long statement.
+	pruneBatch   = 500
+	pruneBatches = 20
 )
 
 // SourceRelease is the CLS source of the records the release run ships.
@@ -112,7 +125,37 @@ func (s *Service) Release(ctx context.Context) (sum Summary, err error) {
 		log.Error("reconciliation failed", "err", err.Error())
 	}
 	sum.Audited, _ = s.shipAudit(ctx, SourceRelease)
+	s.prune(ctx, stopAt, &sum)
 	return sum, nil
+}
+
+// prune deletes what the database no longer needs to keep, in small batches
+// until none is left, pruneBatches are done or the budget is spent: audit
+// records CLS accepted AUDIT_RETENTION_DAYS ago (0 keeps them) and finished
+// notifications older than booking.NotificationRetention. A failure is logged
+// and left for the next run; nothing depends on it.
+func (s *Service) prune(ctx context.Context, stopAt time.Time, sum *Summary) {
+	log := s.logger(ctx)
+	run := func(what string, del func(context.Context, time.Duration, int) (int, error), olderThan time.Duration, count *int) {
+		for range pruneBatches {
+			if time.Now().After(stopAt) {
+				return
+			}
+			n, err := del(ctx, olderThan, pruneBatch)
+			*count += n
+			if err != nil {
+				log.Warn("deleting old "+what+" failed; the next run goes on", "deleted", *count, "err", err.Error())
+				return
+			}
+			if n < pruneBatch {
+				return
+			}
+		}
+	}
+	if days := s.Policy.AuditRetentionDays; days > 0 {
+		run("audit records", s.store.DeleteShippedAudit, time.Duration(days)*24*time.Hour, &sum.AuditDeleted)
+	}
+	run("notifications", s.store.DeleteFinishedNotifications, booking.NotificationRetention, &sum.NotificationsDeleted)
 }
 
 // releaseExpired claims expired holds batch by batch and settles each, until none

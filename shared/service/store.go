@@ -83,6 +83,9 @@ type Outbox interface {
 	RetryNotification(ctx context.Context, id int64, after time.Duration, lastError string) error
 	NotificationCounts(ctx context.Context) (map[booking.NotificationStatus]int, error)
 	CountRetryingNotifications(ctx context.Context) (int, error)
+	// DeleteFinishedNotifications deletes up to limit notifications finished
+	// and last due more than olderThan ago; a pending one is never deleted.
+	DeleteFinishedNotifications(ctx context.Context, olderThan time.Duration, limit int) (int, error)
 }
 
 // Release is what the release run leases and records.
@@ -104,6 +107,9 @@ type Audit interface {
 	UnshippedAudit(ctx context.Context, limit int) ([]booking.AuditRecord, error)
 	UnshippedAuditBacklog(ctx context.Context) (int, *time.Time, error)
 	MarkShipped(ctx context.Context, ids []int64) error
+	// DeleteShippedAudit deletes up to limit records CLS accepted more than
+	// olderThan ago; an unshipped record is never deleted.
+	DeleteShippedAudit(ctx context.Context, olderThan time.Duration, limit int) (int, error)
 }
 
 // ConsoleSessions remembers the console's signed-out sessions.

@@ -263,6 +263,8 @@ var summaryWords = []struct{ Key, Word string }{
 	{"noShows", "标记未到店"},
 	{"refundsSettled", "查询结清退款"},
 	{"notified", "发送通知"},
+	{"auditDeleted", "清理已上传审计"},
+	{"notificationsDeleted", "清理旧通知"},
 }
 
 func yuan(fen int64) string {

@@ -1,0 +1,299 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"salon/shared/booking"
+	"salon/shared/mysql"
+	"salon/shared/mysql/history"
+)
+
+// Growth is the product's routes and release-run steps measured on an empty
+// schema, a salon's three years and a chain's, in the same run, interleaved
+// (every operation on every database, round after round), as medians.
+type Growth struct {
+	Sizes []GrowthSize `json:"sizes"`
+	Ops   []GrowthOp   `json:"operations"`
+	Reps  int          `json:"reps"`
+}
+
+// GrowthSize is one database: its history and how long it took to load.
+type GrowthSize struct {
+	Name   string         `json:"name"`
+	Scale  int            `json:"scale"`
+	Counts history.Counts `json:"rows"`
+}
+
+// GrowthOp is one operation's median per size, in Sizes' order.
+type GrowthOp struct {
+	Name string    `json:"name"`
+	P50  []float64 `json:"p50_ms"`
+}
+
+// growthTarget: no operation more than 1.2 times slower at p50 on the largest
+// history than on the empty schema.
+const growthTarget = 1.2
+
+// growthRun loads the histories and measures; -chain sets the chain's scale
+// (0 leaves it out).
+func (b *bench) growthRun() {
+	g, err := b.growth()
+	if err != nil {
+		b.fail("growth", err)
+	}
+	b.res.Growth = g
+}
+
+func (b *bench) growth() (*Growth, error) {
+	ctx := b.ctx
+	type db struct {
+		f     *fixture
+		store *mysql.DB
+	}
+	sizes := []GrowthSize{{Name: "empty", Scale: 0}, {Name: "salon", Scale: 1}}
+	if b.opts.chain > 0 {
+		sizes = append(sizes, GrowthSize{Name: fmt.Sprintf("chain (%dx)", b.opts.chain), Scale: b.opts.chain})
+	}
+	var dbs []db
+	defer func() {
+		for _, d := range dbs {
+			d.f.close()
+		}
+	}()
+	for i := range sizes {
+		f, err := newFixture(ctx, b.dsn, 4)
+		if err != nil {
+			return nil, err
+		}
+		dbs = append(dbs, db{f, f.store})
+		now, err := f.store.Now(ctx)
+		if err != nil {
+			return nil, err
+		}
+		spec := history.Salon(now, 24)
+		if sizes[i].Scale == 0 {
+			spec.Days = 0 // the schedule ahead only
+		} else {
+			spec.Scale = sizes[i].Scale
+		}
+		c, err := history.Load(ctx, f.raw, spec)
+		if err != nil {
+			return nil, fmt.Errorf("%s history: %w", sizes[i].Name, err)
+		}
+		sizes[i].Counts = c
+		b.logf("growth: %s: %v", sizes[i].Name, c)
+	}
+	reps := 30
+	if b.prof.Name == "full" {
+		reps = 200
+	}
+	g := &Growth{Sizes: sizes, Reps: reps}
+	samples := map[string][][]time.Duration{}
+	var names []string
+	add := func(name string, i int, d time.Duration) {
+		if _, ok := samples[name]; !ok {
+			names = append(names, name)
+			samples[name] = make([][]time.Duration, len(sizes))
+		}
+		samples[name][i] = append(samples[name][i], d)
+	}
+	for rep := range reps {
+		for i, d := range dbs {
+			if err := growthRound(ctx, d.store, rep, func(name string, dur time.Duration) { add(name, i, dur) }); err != nil {
+				return g, fmt.Errorf("%s, round %d: %w", sizes[i].Name, rep, err)
+			}
+		}
+	}
+	for _, n := range names {
+		op := GrowthOp{Name: n}
+		for i := range sizes {
+			op.P50 = append(op.P50, summarise(samples[n][i]).P50)
+		}
+		g.Ops = append(g.Ops, op)
+	}
+	return g, nil
+}
+
+// growthRound runs each measured operation once on store: what each route and
+// release-run step asks of the store, on the schedule ahead (the same at every
+// size), a customer with years of bookings behind her, and today's console.
+func growthRound(ctx context.Context, store *mysql.DB, rep int, measure func(string, time.Duration)) error {
+	timed := func(name string, fn func() error) error {
+		start := time.Now()
+		err := fn()
+		measure(name, time.Since(start))
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		return nil
+	}
+	now, err := store.Now(ctx)
+	if err != nil {
+		return err
+	}
+	day := now.Truncate(24*time.Hour).AddDate(0, 0, 2)
+	var slotA, slotB int64
+	if err := store.SQL().QueryRowContext(ctx, `SELECT MIN(slot_id), MAX(slot_id) FROM t_slot WHERE start_at >= ? AND start_at < ? AND booked < capacity`,
+		day, day.Add(24*time.Hour)).Scan(&slotA, &slotB); err != nil {
+		return err
+	}
+	openid := fmt.Sprintf("o-growth-%d", rep)
+	regular := history.Openid(1 + rep%1000)
+	var b *booking.Booking
+	steps := []struct {
+		name string
+		fn   func() error
+	}{
+		{"GET /slots (ListSlots, WaitlistLengths)", func() error {
+			vs, err := store.ListSlots(ctx, day, day.Add(24*time.Hour))
+			if err != nil {
+				return err
+			}
+			ids := make([]int64, len(vs))
+			for i, v := range vs {
+				ids[i] = v.ID
+			}
+			_, err = store.WaitlistLengths(ctx, ids)
+			return err
+		}},
+		{"POST /bookings (CountNoShows, Reserve)", func() error {
+			if _, err := store.CountNoShows(ctx, openid, booking.NoShowWindow); err != nil {
+				return err
+			}
+			b, _, err = store.Reserve(ctx, booking.ReserveRequest{OpenID: openid, SlotID: slotA, IdemKey: openid})
+			return err
+		}},
+		{"POST /bookings/{id}/pay (FindCustomerBooking)", func() error {
+			_, err := store.FindCustomerBooking(ctx, openid, b.ID)
+			return err
+		}},
+		{"payment notification (ChangeStatus 0 -> 1)", func() error {
+			_, err := store.ChangeStatus(ctx, booking.Change{BookingID: b.ID, From: booking.StatusPending, To: booking.StatusConfirmed,
+				Event: booking.EventConfirm, Actor: booking.ActorWeChat, Payment: &booking.Payment{TransactionID: "42" + openid, AmountFen: b.AmountFen, PaidAt: now}})
+			return err
+		}},
+		{"GET /bookings/mine (a customer with history)", func() error {
+			_, err := store.ListCustomerBookings(ctx, regular, 50)
+			return err
+		}},
+		{"reschedule (salon)", func() error {
+			_, err := store.Reschedule(ctx, booking.Change{BookingID: b.ID, From: booking.StatusConfirmed, To: booking.StatusConfirmed,
+				Event: booking.EventReschedule, Actor: booking.ActorSalon, ToSlotID: slotB})
+			return err
+		}},
+		{"cancel (salon, with refund)", func() error {
+			_, err := store.ChangeStatus(ctx, booking.Change{BookingID: b.ID, From: booking.StatusConfirmed, To: booking.StatusCancelled,
+				Event: booking.EventCancel, Actor: booking.ActorSalon, SlotID: slotB})
+			return err
+		}},
+		{"release: claim expired holds", func() error { _, err := store.ClaimExpired(ctx, 20, time.Minute); return err }},
+		{"release: due no-shows", func() error { _, err := store.DueNoShows(ctx, 30*time.Minute, 20); return err }},
+		{"release: claim due refunds", func() error { _, err := store.ClaimDueRefunds(ctx, time.Hour, time.Nanosecond, 20); return err }},
+		{"release: drop started waitlists", func() error { _, err := store.DropStartedWaitlists(ctx); return err }},
+		{"release: enqueue reminders", func() error { _, err := store.EnqueueReminders(ctx, 3*time.Hour); return err }},
+		{"release: claim due notifications", func() error {
+			_, _, err := store.ClaimDueNotifications(ctx, time.Nanosecond, 20)
+			return err
+		}},
+		{"release: reconciliation (FindDrift)", func() error { _, err := store.FindDrift(ctx); return err }},
+		{"release: retention (one batch each)", func() error {
+			if _, err := store.DeleteShippedAudit(ctx, 180*24*time.Hour, 500); err != nil {
+				return err
+			}
+			_, err := store.DeleteFinishedNotifications(ctx, booking.NotificationRetention, 500)
+			return err
+		}},
+		{"console: day page (ListSlotBookings, AttachCustomers)", func() error {
+			bs, err := store.ListSlotBookings(ctx, day, day.Add(24*time.Hour))
+			if err != nil {
+				return err
+			}
+			return store.AttachCustomers(ctx, bs)
+		}},
+		{"console: audit page (ListAudit, AuditEvents)", func() error {
+			if _, err := store.ListAudit(ctx, now.Add(-24*time.Hour), now, "", 200); err != nil {
+				return err
+			}
+			_, err := store.AuditEvents(ctx, now.Add(-24*time.Hour), now)
+			return err
+		}},
+		{"console: health page (counts, backlog, last run)", func() error {
+			if _, err := store.NotificationCounts(ctx); err != nil {
+				return err
+			}
+			if _, err := store.CountRefunds(ctx); err != nil {
+				return err
+			}
+			if _, _, err := store.UnshippedAuditBacklog(ctx); err != nil {
+				return err
+			}
+			_, err := store.LastReleaseRun(ctx)
+			return err
+		}},
+		{"console: customer page (CustomerHistory)", func() error {
+			c, err := store.CustomerByOpenID(ctx, regular)
+			if err != nil {
+				return err
+			}
+			_, _, err = store.CustomerHistory(ctx, c.ID, 50)
+			return err
+		}},
+	}
+	for _, s := range steps {
+		if err := timed(s.name, s.fn); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// growthSection writes the table of medians and ratios.
+func (p *page) growthSection() {
+	g := p.res.Growth
+	if g == nil || len(g.Ops) == 0 {
+		return
+	}
+	p.w("## As the data grows: empty, a salon's three years, a chain\n\n")
+	p.w("Each database is a fresh schema with the same schedule ahead (the next 14 days, 22 slots a day, 8 seats, with its bookings); the salon's and the chain's also hold the past (`shared/mysql/history`, seed 24), loaded with multi-row INSERTs of %d rows. ", history.Batch)
+	p.w("Every operation runs on every database in turn, %d rounds, on one connection at a time, direct; the figures are medians (ms), the ratios against the empty schema. Target: no ratio above %.1f.\n\n", g.Reps, growthTarget)
+	p.w("| database | slots | bookings | audit records | notifications | customers | load s |\n| --- | --- | --- | --- | --- | --- | --- |\n")
+	for _, s := range g.Sizes {
+		c := s.Counts
+		p.w("| %s | %d | %d | %d | %d | %d | %.1f |\n", s.Name, c.Slots, c.Bookings, c.Audit, c.Notifications, c.Customers, c.Seconds)
+	}
+	p.w("\n| operation |")
+	for _, s := range g.Sizes {
+		p.w(" %s p50 ms |", s.Name)
+	}
+	for _, s := range g.Sizes[1:] {
+		p.w(" %s / empty |", s.Name)
+	}
+	p.w(" met |\n|")
+	for range 2 + 2*len(g.Sizes) - 1 {
+		p.w(" --- |")
+	}
+	p.w("\n")
+	for _, op := range g.Ops {
+		p.w("| %s |", op.Name)
+		for _, v := range op.P50 {
+			p.w(" %.3f |", v)
+		}
+		worst := 0.0
+		for _, v := range op.P50[1:] {
+			r := v / op.P50[0]
+			worst = max(worst, r)
+			p.w(" %.2fx |", r)
+		}
+		p.w(" %s |\n", yesNo(worst <= growthTarget))
+	}
+	p.w("\n")
+}
+
+func yesNo(ok bool) string {
+	if ok {
+		return "yes"
+	}
+	return "no"
+}
