@@ -414,6 +414,12 @@ func runEveryOperation(t *testing.T, ctx context.Context, plain, s *mysql.DB) ma
 	bs, err := s.ListSlotBookings(ctx, from, from.Add(24*time.Hour))
 	must("ListSlotBookings", err)
 	must("AttachCustomers", s.AttachCustomers(ctx, append(bs, mine...)))
+	dayIDs := make([]int64, len(bs))
+	for i, b := range bs {
+		dayIDs[i] = b.ID
+	}
+	_, err = s.AuditOfBookings(ctx, dayIDs) // who did what on the console's day page
+	must("AuditOfBookings", err)
 	_, _, err = s.CustomerHistory(ctx, c.ID, 50)
 	must("CustomerHistory", err)
 	_, err = s.SetCustomerNote(ctx, c.ID, "常客")
