@@ -220,16 +220,20 @@ func growthRound(ctx context.Context, store *mysql.DB, rep int, measure func(str
 			return err
 		}},
 		{"console: health page (counts, backlog, last run)", func() error {
-			if _, err := store.NotificationCounts(ctx); err != nil {
+			dbNow, err := store.Now(ctx) // the service's health page reads the clock too
+			if err != nil {
 				return err
 			}
-			if _, err := store.CountRefunds(ctx); err != nil {
+			if _, err := store.NotificationCounts(ctx, dbNow.Add(-booking.NotificationRetention), booking.NotificationFailed, booking.NotificationRefused); err != nil {
+				return err
+			}
+			if _, err := store.CountRefunds(ctx, booking.RefundPending, booking.RefundProcessing, booking.RefundFailed); err != nil {
 				return err
 			}
 			if _, _, err := store.UnshippedAuditBacklog(ctx); err != nil {
 				return err
 			}
-			_, err := store.LastReleaseRun(ctx)
+			_, err = store.LastReleaseRun(ctx)
 			return err
 		}},
 		{"console: customer page (CustomerHistory)", func() error {

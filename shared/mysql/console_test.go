@@ -102,7 +102,7 @@ func TestRefundsByState(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	counts, err := db.CountRefunds(ctx)
+	counts, err := db.CountRefunds(ctx, booking.RefundPending, booking.RefundProcessing, booking.RefundFailed, booking.RefundSucceeded)
 	if err != nil || counts[booking.RefundPending] != 1 || counts[booking.RefundProcessing] != 1 || counts[booking.RefundFailed] != 2 || counts[booking.RefundSucceeded] != 1 {
 		t.Fatalf("counts %v %v", counts, err)
 	}
@@ -136,5 +136,38 @@ func TestConsoleSignOut(t *testing.T) {
 	// A sign-out past its session's expiry is forgotten: the cookie is dead anyway.
 	if ended, _ := db.ConsoleSessionEnded(ctx, "sid-old"); ended {
 		t.Fatal("an expired sign-out was kept")
+	}
+}
+
+// The health page's notification counts: only the statuses asked for, and only
+// those last due since the given time (the retention's stretch), however many
+// older or sent ones the outbox holds.
+func TestNotificationCountsSince(t *testing.T) {
+	db := mysqltest.New(t)
+	slot := mysqltest.AddSlot(t, db, 3*time.Hour, 10, 0)
+	now, _ := db.Now(ctx)
+	for i, n := range []struct {
+		status booking.NotificationStatus
+		ago    time.Duration
+	}{
+		{booking.NotificationFailed, time.Hour}, {booking.NotificationFailed, 40 * 24 * time.Hour},
+		{booking.NotificationRefused, 2 * time.Hour}, {booking.NotificationRefused, 3 * time.Hour},
+		{booking.NotificationRefused, 31 * 24 * time.Hour}, {booking.NotificationSent, time.Hour},
+	} {
+		b, _, err := db.Reserve(ctx, booking.ReserveRequest{OpenID: "o-count-" + string(rune('a'+i)), SlotID: slot})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.SQL().Exec(`INSERT INTO t_notification (book_id, kind, openid, status, next_at, created_at)
+			VALUES (?, ?, ?, ?, ?, ?)`, b.ID, booking.NotifyConfirmed, b.OpenID, n.status, now.Add(-n.ago), now.Add(-n.ago)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := db.NotificationCounts(ctx, now.Add(-booking.NotificationRetention), booking.NotificationFailed, booking.NotificationRefused)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[booking.NotificationFailed] != 1 || got[booking.NotificationRefused] != 2 {
+		t.Fatalf("counts %v, want failed 1 and refused 2 of the last 30 days", got)
 	}
 }

@@ -102,9 +102,21 @@ func (db *DB) RetryNotification(ctx context.Context, id int64, after time.Durati
 	return err
 }
 
-// NotificationCounts returns how many notifications stand in each status.
-func (db *DB) NotificationCounts(ctx context.Context) (map[booking.NotificationStatus]int, error) {
-	rows, err := db.db.QueryContext(ctx, `SELECT status, COUNT(*) FROM t_notification GROUP BY status`)
+// NotificationCounts returns how many notifications in each of the given
+// statuses were last due at or after since (a finished one: when it finished).
+// Each status is one range of idx_notification_due (status, next_at), so the
+// count reads the recent rows only, however many were ever sent.
+func (db *DB) NotificationCounts(ctx context.Context, since time.Time, statuses ...booking.NotificationStatus) (map[booking.NotificationStatus]int, error) {
+	if len(statuses) == 0 {
+		return map[booking.NotificationStatus]int{}, nil
+	}
+	args := make([]any, 0, len(statuses)+1)
+	for _, st := range statuses {
+		args = append(args, st)
+	}
+	args = append(args, since.UTC())
+	rows, err := db.db.QueryContext(ctx, `SELECT status, COUNT(*) FROM t_notification
+		WHERE status IN (`+placeholders(len(statuses))+`) AND next_at >= ? GROUP BY status`, args...)
 	if err != nil {
 		return nil, err
 	}

@@ -79,8 +79,9 @@ type Health struct {
 	OpenRefunds     []*booking.Booking // up to 20 of RefundsOpen, oldest first
 	FailedRefunds   []*booking.Booking // up to 20 of RefundsFailed
 	Drift           []booking.SlotDrift
-	// Notifications: failing ones are still retried (or gave up after 24 hours);
-	// refused ones met a customer without a subscription.
+	// Notifications: failing ones are still retried; failed ones gave up after
+	// 24 hours and refused ones met a customer without a subscription, both
+	// within booking.NotificationRetention.
 	NotificationsFailing, NotificationsFailed, NotificationsRefused int
 	MessagesConfigured                                              bool
 }
@@ -99,7 +100,7 @@ func (s *Service) Health(ctx context.Context) (*Health, error) {
 	if h.UnshippedAudit, h.OldestUnshipped, err = s.store.UnshippedAuditBacklog(ctx); err != nil {
 		return nil, err
 	}
-	counts, err := s.store.CountRefunds(ctx)
+	counts, err := s.store.CountRefunds(ctx, booking.RefundPending, booking.RefundProcessing, booking.RefundFailed)
 	if err != nil {
 		return nil, err
 	}
@@ -117,7 +118,9 @@ func (s *Service) Health(ctx context.Context) (*Health, error) {
 	if h.NotificationsFailing, err = s.store.CountRetryingNotifications(ctx); err != nil {
 		return nil, err
 	}
-	nc, err := s.store.NotificationCounts(ctx)
+	// Finished notifications are kept booking.NotificationRetention (the
+	// release run deletes older ones): the page counts that same stretch.
+	nc, err := s.store.NotificationCounts(ctx, h.Now.Add(-booking.NotificationRetention), booking.NotificationFailed, booking.NotificationRefused)
 	if err != nil {
 		return nil, err
 	}

@@ -72,7 +72,7 @@ type Refunds interface {
 	DeferRefund(ctx context.Context, id int64, after time.Duration) error
 	ClaimDueRefunds(ctx context.Context, queryAfter, lease time.Duration, limit int) ([]*booking.Booking, error)
 	ListRefunds(ctx context.Context, limit int, states ...booking.RefundStatus) ([]*booking.Booking, error)
-	CountRefunds(ctx context.Context) (map[booking.RefundStatus]int, error)
+	CountRefunds(ctx context.Context, states ...booking.RefundStatus) (map[booking.RefundStatus]int, error)
 }
 
 // Outbox holds the customers' notifications until they are sent.
@@ -81,7 +81,7 @@ type Outbox interface {
 	ClaimDueNotifications(ctx context.Context, lease time.Duration, limit int) ([]booking.Notification, time.Time, error)
 	FinishNotification(ctx context.Context, id int64, status booking.NotificationStatus, lastError string) error
 	RetryNotification(ctx context.Context, id int64, after time.Duration, lastError string) error
-	NotificationCounts(ctx context.Context) (map[booking.NotificationStatus]int, error)
+	NotificationCounts(ctx context.Context, since time.Time, statuses ...booking.NotificationStatus) (map[booking.NotificationStatus]int, error)
 	CountRetryingNotifications(ctx context.Context) (int, error)
 	// DeleteFinishedNotifications deletes up to limit notifications finished
 	// and last due more than olderThan ago; a pending one is never deleted.

@@ -222,7 +222,8 @@ func notificationItem(h *service.Health) healthItem {
 	it := healthItem{Key: "notifications_failing", Label: "发送失败的通知",
 		Value: strconv.Itoa(h.NotificationsFailing + h.NotificationsFailed),
 		Bad:   h.NotificationsFailing+h.NotificationsFailed > 0,
-		Note:  fmt.Sprintf("重试中 %d，24 小时后放弃 %d；顾客未订阅 %d", h.NotificationsFailing, h.NotificationsFailed, h.NotificationsRefused)}
+		Note: fmt.Sprintf("重试中 %d，24 小时后放弃 %d；顾客未订阅 %d（后两项为近 %d 天）", h.NotificationsFailing, h.NotificationsFailed, h.NotificationsRefused,
+			int(booking.NotificationRetention/(24*time.Hour)))}
 	if !h.MessagesConfigured {
 		it.Note = "未配置微信小程序（WX_APPID）：通知只保存在数据库里"
 	}
