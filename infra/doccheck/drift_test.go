@@ -398,22 +398,6 @@ func TestDriftChecksCatchPlantedErrors(t *testing.T) {
 		t.Fatalf("the real README fails: %v", p)
 	}
 
-	plant := func(t *testing.T, text, old, new string) string {
-		t.Helper()
-		if !strings.Contains(text, old) {
-			t.Fatalf("nothing to plant into: %q is not in the text", old)
-		}
-		return strings.Replace(text, old, new, 1)
-	}
-	expect := func(t *testing.T, problems []string, want string) {
-		t.Helper()
-		for _, p := range problems {
-			if strings.Contains(p, want) {
-				return
-			}
-		}
-		t.Errorf("planted drift not reported (want %q), got %v", want, problems)
-	}
 
 	t.Run("unknown code in an answer table", func(t *testing.T) {
 		bad := plant(t, readme, "| 409 `LATE_CANCEL` |", "| 409 `CANCEL_TOO_LATE` |")
@@ -451,4 +435,27 @@ func TestDriftChecksCatchPlantedErrors(t *testing.T) {
 		bad := strings.ReplaceAll(plant(t, infra, "`LOCK_TTL`", "`LOCK_TIME`"), "`LOCK_TTL`", "`LOCK_TIME`")
 		expect(t, checkDeploySettings(bad, needs), "serverless.yml needs LOCK_TTL")
 	})
+}
+
+// plant is text with its first old replaced by new: a drift planted on
+// purpose, which a check must then report. A planting that finds nothing to
+// replace fails the test, so a check is never credited for a drift that was
+// never planted.
+func plant(t *testing.T, text, old, new string) string {
+	t.Helper()
+	if !strings.Contains(text, old) {
+		t.Fatalf("nothing to plant into: %q is not in the text", old)
+	}
+	return strings.Replace(text, old, new, 1)
+}
+
+// expect fails the test unless one of problems reports want.
+func expect(t *testing.T, problems []string, want string) {
+	t.Helper()
+	for _, p := range problems {
+		if strings.Contains(p, want) {
+			return
+		}
+	}
+	t.Errorf("planted drift not reported (want %q), got %v", want, problems)
 }

@@ -280,22 +280,6 @@ func TestOpenAPIChecksCatchPlantedErrors(t *testing.T) {
 	if p := checkDocumentRoutes(doc, code); len(p) > 0 {
 		t.Fatalf("the real document fails: %v", p)
 	}
-	plant := func(t *testing.T, text, old, new string) string {
-		t.Helper()
-		if !strings.Contains(text, old) {
-			t.Fatalf("nothing to plant into: %q is not in the text", old)
-		}
-		return strings.Replace(text, old, new, 1)
-	}
-	expect := func(t *testing.T, problems []string, want string) {
-		t.Helper()
-		for _, p := range problems {
-			if strings.Contains(p, want) {
-				return
-			}
-		}
-		t.Errorf("planted drift not reported (want %q), got %v", want, problems)
-	}
 	without := func(r string) map[string]operation {
 		d := map[string]operation{}
 		for k, v := range doc {
