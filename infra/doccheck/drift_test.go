@@ -398,7 +398,6 @@ func TestDriftChecksCatchPlantedErrors(t *testing.T) {
 		t.Fatalf("the real README fails: %v", p)
 	}
 
-
 	t.Run("unknown code in an answer table", func(t *testing.T) {
 		bad := plant(t, readme, "| 409 `LATE_CANCEL` |", "| 409 `CANCEL_TOO_LATE` |")
 		expect(t, checkErrorCodes(bad, codes, apigw.HTTPStatus), "CANCEL_TOO_LATE is not in shared/booking/error.go")
