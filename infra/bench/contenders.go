@@ -138,29 +138,39 @@ INSERT INTO t_audit (book_id, slot_id, event, from_status, to_status, actor, rea
 UPDATE t_slot SET booked = booked + 1
 	WHERE slot_id = ? AND (is_open = 1 AND start_at > UTC_TIMESTAMP(6) AND start_at <= UTC_TIMESTAMP(6) + INTERVAL ? DAY AND booked < capacity)`
 
-func (p *productBefore) Reserve(ctx context.Context, _ int, slot int64, customer string) (outcome, error) {
-	db := p.raw
+// preRead is the product's pre-read as the bench's own forms run it: the
+// slot, whether it is bookable, the database's clock and whether the customer
+// holds an unfinished booking, in one indexed read. A full slot is refused
+// here, without a write; ok says the write should be tried.
+func (p *product) preRead(ctx context.Context, db *sql.DB, slot int64, customer string) (price int64, start, now time.Time, ok bool, err error) {
 	var capacity, booked, active int
 	var open bool
-	var price int64
-	var start, now time.Time
-	err := db.QueryRowContext(ctx, `SELECT capacity, booked, price_fen, start_at,
+	err = db.QueryRowContext(ctx, `SELECT capacity, booked, price_fen, start_at,
 		(is_open = 1 AND start_at > UTC_TIMESTAMP(6) AND start_at <= UTC_TIMESTAMP(6) + INTERVAL ? DAY), UTC_TIMESTAMP(6),
 		(SELECT COUNT(*) FROM t_booking WHERE active_openid = ?) FROM t_slot WHERE slot_id = ?`, p.store.Policy.BookingWindowDays, customer, slot).
 		Scan(&capacity, &booked, &price, &start, &open, &now, &active)
 	switch {
 	case err != nil:
-		return 0, err
+		return 0, start, now, false, err
 	case active > 0 || !open:
-		return 0, fmt.Errorf("slot %d not bookable for %s", slot, customer)
-	case booked >= capacity:
+		return 0, start, now, false, fmt.Errorf("slot %d not bookable for %s", slot, customer)
+	}
+	return price, start, now.UTC(), booked < capacity, nil
+}
+
+func (p *productBefore) Reserve(ctx context.Context, _ int, slot int64, customer string) (outcome, error) {
+	db := p.raw
+	price, start, now, ok, err := p.preRead(ctx, db, slot, customer)
+	if err != nil {
+		return 0, err
+	}
+	if !ok {
 		return soldOut, nil
 	}
 	status, event := booking.StatusPending, "hold"
 	if price == 0 {
 		status, event = booking.StatusConfirmed, "free slot"
 	}
-	now = now.UTC()
 	args := []driver.NamedValue{
 		{Ordinal: 1, Value: slot}, {Ordinal: 2, Value: customer}, {Ordinal: 3, Value: int64(status)},
 		{Ordinal: 4, Value: price}, {Ordinal: 5, Value: nil}, {Ordinal: 6, Value: booking.HoldEnd(now, start, p.store.Policy.LockTTL)},

@@ -15,6 +15,7 @@ func markdown(res *Results, charts []string) string {
 	p.header()
 	p.targets()
 	p.productAgainstBefore()
+	p.formsAgainstFloor()
 	p.launchBurst()
 	for _, sc := range []string{"hot slot", "1000 slots"} {
 		p.throughput(sc)
@@ -112,6 +113,52 @@ func (p *page) productAgainstBefore() {
 		return
 	}
 	p.w("## The product against its previous form\n\n`%s` is the reserve as it was before this run's version of shared/mysql (see the contenders below). Seats/s of the product over it, same run: %s.\n\n", cBefore, strings.Join(mv, ", "))
+}
+
+// formsAgainstFloor gives each form of the reservation's write against the
+// floor on the hot slot, same run, every network, with its per-seat profile:
+// what each holds the slot row's lock for, and what it costs.
+func (p *page) formsAgainstFloor() {
+	res := p.res
+	names := []string{cProduct, cBefore}
+	for _, f := range formProcedures {
+		names = append(names, f.name)
+	}
+	var rows []string
+	for _, n := range res.Networks {
+		for _, name := range names {
+			var rs []string
+			for _, c := range res.Profile.Clients {
+				if r := median(ratios(res.Cells, "hot slot", n.Name, name, cBare, c, false)); r > 0 {
+					rs = append(rs, fmt.Sprintf("%.2fx@%d", r, c))
+				}
+			}
+			if len(rs) == 0 {
+				continue
+			}
+			row := fmt.Sprintf("| %s | %s | %s |", n.Name, name, strings.Join(rs, " "))
+			for _, c := range res.Profile.Clients {
+				pr, ok := medianProfile(res.Cells, "hot slot", n.Name, name, c)
+				if !ok {
+					row += " |"
+					continue
+				}
+				row += fmt.Sprintf(" %.0f µs, %.1f rt, %.2f waits (%.2f ms), %.1f rows |", pr.ServerCPUUS, pr.RoundTrips, pr.LockWaits, pr.LockWaitMS, pr.RowsWritten)
+			}
+			rows = append(rows, row)
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	p.w("## The reservation's forms against the floor (hot slot)\n\n" +
+		"Each form is the product's pre-read and one CALL of a procedure with salon_reserve's parameters (`forms.go`); they differ in what runs while the slot row is locked. " +
+		"Seats/s over the bare conditional UPDATE's, same run, and per seat at each client count: server CPU, round trips, row-lock waits (their time), rows written.\n\n")
+	p.w("| network | form | vs floor |")
+	for _, c := range res.Profile.Clients {
+		p.w(" per seat @%d |", c)
+	}
+	p.w("\n| --- | --- | --- |%s\n%s\n\n", strings.Repeat(" --- |", len(res.Profile.Clients)), strings.Join(rows, "\n"))
 }
 
 func (p *page) launchBurst() {

@@ -129,6 +129,10 @@ func newFixture(ctx context.Context, serverDSN string, conns int, nets ...*netwo
 		f.close()
 		return nil, err
 	}
+	if err := createForms(ctx, f.raw); err != nil {
+		f.close()
+		return nil, err
+	}
 	now, err := f.store.Now(ctx)
 	if err != nil {
 		f.close()

@@ -134,11 +134,12 @@ func (db *DB) listBookings(ctx context.Context, where string, args ...any) ([]*b
 // idempotency key named an existing reservation).
 //
 // The order of work matters when a hundred customers want the last seat: every
-// check that needs no lock runs first (one read), then one round trip takes the
-// seat, writes the booking and its audit record only if it did, and commits. The
-// slot row, the one thing all of them contend for, is locked by the conditional
-// UPDATE and released by the COMMIT that the server runs right after, in the same
-// round trip: never held while a network round trip passes.
+// check that needs no lock runs first (one read), then one round trip writes the
+// booking and its audit record, takes the seat and commits (or, if the seat went
+// meanwhile, rolls the two back). The slot row, the one thing all of them contend
+// for, is locked by the conditional UPDATE, the transaction's last statement, and
+// released by the COMMIT that the server runs right after, in the same round
+// trip: held for those two only, never while a network round trip passes.
 func (db *DB) Reserve(ctx context.Context, req booking.ReserveRequest) (*booking.Booking, bool, error) {
 	if req.IdemKey != "" {
 		if b, err := db.findByIdemKey(ctx, req); b != nil || err != nil {
@@ -207,9 +208,10 @@ func (db *DB) activeExists(ctx context.Context, req booking.ReserveRequest) (*bo
 }
 
 // reserveSQL is the whole write of a reservation, its commit and its outcome in
-// one call of the stored procedure salon_reserve (migrations/0005): two round
-// trips per seat (the pre-read and this) instead of seven (BEGIN, four
-// statements, COMMIT apart) or three (the writes, then COMMIT on its own).
+// one call of the stored procedure salon_reserve (migrations/0005, as last
+// defined by 0013): two round trips per seat (the pre-read and this) instead of
+// seven (BEGIN, four statements, COMMIT apart) or three (the writes, then COMMIT
+// on its own).
 //
 // The COMMIT runs on the server right after the seat-taking statement, so the
 // slot row's lock, which every request for the last seat queues behind, is held
@@ -222,17 +224,22 @@ func (db *DB) activeExists(ctx context.Context, req booking.ReserveRequest) (*bo
 // costs the server the least: parsed once per connection, no INSERT ... SELECT
 // guards, no session variables.
 //
-// Inside, the seat is taken FIRST, by one conditional UPDATE. Reading booked and
-// writing booked+1 in two steps is what sold the last seat six times: here the
-// database re-checks the condition on the locked row, so of any number of
-// concurrent requests exactly as many succeed as there are seats. It is never
-// retried. The booking (its order number derived from the new id in SQL:
-// booking.OutTradeNo's format) and its audit record are written only if the
-// UPDATE took a seat, so a request that lost the race writes nothing and its
-// empty transaction releases the slot row at once. The seat is taken only while
-// the slot is bookable (bookableExpr), so a slot closed or started since the
-// pre-read gives no seat either; the answer tells the two apart (a read after the
-// commit): the new booking's id or NULL, and whether the slot is full.
+// Inside, the booking (its order number derived from the new id in SQL:
+// booking.OutTradeNo's format) and its audit record are written first, and the
+// seat is taken LAST, by one conditional UPDATE, with the COMMIT right after: the
+// slot row is locked for those two statements only, not for the writes (0007
+// took the seat first and held the row through three more statements; infra/bench
+// measures both forms in the same run). Reading booked and writing booked+1 in
+// two steps is what sold the last seat six times: here the database re-checks
+// the condition on the locked row, so of any number of concurrent requests
+// exactly as many succeed as there are seats. It is never retried. A request
+// that lost the race after the pre-read rolls its two rows back on the server,
+// so nothing it wrote stays; a full slot never gets this far (the pre-read). The
+// booking's unique keys are checked by its INSERT, before the seat: a customer's
+// concurrent second request fails on the first one's key. The seat is taken only
+// while the slot is bookable (bookableExpr), so a slot closed or started since
+// the pre-read gives no seat either; the answer tells the two apart (a read after
+// the commit): the new booking's id or NULL, and whether the slot is full.
 const reserveSQL = `CALL salon_reserve(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 func (db *DB) reserveTx(ctx context.Context, req booking.ReserveRequest, slot *booking.Slot, now time.Time) (*booking.Booking, error) {

@@ -151,9 +151,12 @@ func TestEveryStatementUsesAnIndex(t *testing.T) {
 }
 
 // reserveBodyStatements are the statements of salon_reserve (the latest
-// migration that defines it), with the procedure's parameters as placeholders
-// in reserveBodyArgs' order, since the wire only shows the CALL.
+// migration that defines it, 0013) that read or change rows by a condition, in
+// its order (its two INSERTs read nothing), with the procedure's parameters and
+// locals as placeholders in reserveBodyArgs' order, since the wire only shows
+// the CALL.
 var reserveBodyStatements = []string{
+	`UPDATE t_booking SET out_trade_no = 'BK000000000001' WHERE book_id = ?`,
 	`UPDATE t_slot SET booked = booked + 1 WHERE slot_id = ? AND ((is_open = 1 AND start_at > UTC_TIMESTAMP(6) AND start_at <= UTC_TIMESTAMP(6) + INTERVAL 14 DAY) AND booked < capacity)`,
 	`SELECT booked >= capacity FROM t_slot WHERE slot_id = ?`,
 }
