@@ -134,8 +134,10 @@ func growthRound(ctx context.Context, store *mysql.DB, rep int, measure func(str
 		return err
 	}
 	day := now.Truncate(24*time.Hour).AddDate(0, 0, 2)
+	// Two slots with a free seat that take a deposit (a free slot's booking is
+	// confirmed at once, and the payment step needs a pending one).
 	var slotA, slotB int64
-	if err := store.SQL().QueryRowContext(ctx, `SELECT MIN(slot_id), MAX(slot_id) FROM t_slot WHERE start_at >= ? AND start_at < ? AND booked < capacity`,
+	if err := store.SQL().QueryRowContext(ctx, `SELECT MIN(slot_id), MAX(slot_id) FROM t_slot WHERE start_at >= ? AND start_at < ? AND booked < capacity AND price_fen > 0`,
 		day, day.Add(24*time.Hour)).Scan(&slotA, &slotB); err != nil {
 		return err
 	}
