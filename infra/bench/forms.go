@@ -37,17 +37,15 @@ func (f *reserveForm) Reserve(ctx context.Context, _ int, slot int64, customer s
 	if !ok {
 		return soldOut, nil
 	}
-	status, reason := booking.StatusPending, "hold"
-	if price == 0 {
-		status, reason = booking.StatusConfirmed, "free slot"
-	}
+	// The product's own definition of a new hold, as reserveTx uses it.
+	hold := f.store.Policy.NewHold(booking.Slot{ID: slot, StartAt: start, PriceFen: price}, now, booking.EventReserve)
 	var (
 		id   sql.NullInt64
 		full bool
 	)
 	// The name is one of formProcedures', never input.
 	err = f.raw.QueryRowContext(ctx, `CALL `+f.proc+`(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, slot, f.store.Policy.BookingWindowDays, customer,
-		int64(status), price, nil, booking.HoldEnd(now, start, f.store.Policy.LockTTL), now, booking.EventReserve, booking.ActorCustomer, reason).
+		int64(hold.Status), hold.AmountFen, nil, hold.LockExpire, now, booking.EventReserve, booking.ActorCustomer, "hold").
 		Scan(&id, &full)
 	switch {
 	case err != nil:

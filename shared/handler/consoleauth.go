@@ -251,7 +251,7 @@ func (s *Server) consoleRoutes(rt *apigw.Router) {
 		case console.SignedIn, console.Change:
 			page := route.Page
 			rt.HandleFunc(route.Pattern, s.consoleSignedIn(route.Access == console.Change, route.Needs,
-				func(w http.ResponseWriter, q *console.Request, _ *consoleSession) { page(w, q) }))
+				func(w http.ResponseWriter, q *console.Request, _ *consoleSession, _ *keys) { page(w, q) }))
 		}
 	}
 }
@@ -293,7 +293,7 @@ func (s *Server) consoleSignedOut(h func(w http.ResponseWriter, q *console.Reque
 // change was refused. needs, when set, is the action the page is for: a role
 // that may not take it gets FORBIDDEN before the page runs. The request's
 // context names the session's staff member, by whose role the service allows.
-func (s *Server) consoleSignedIn(change bool, needs booking.AdminAction, h func(w http.ResponseWriter, q *console.Request, sess *consoleSession)) http.HandlerFunc {
+func (s *Server) consoleSignedIn(change bool, needs booking.AdminAction, h func(w http.ResponseWriter, q *console.Request, sess *consoleSession, k *keys)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		d, k, ok := s.consoleSetup(w, r)
 		if !ok {
@@ -326,7 +326,7 @@ func (s *Server) consoleSignedIn(change bool, needs booking.AdminAction, h func(
 				return
 			}
 		}
-		h(w, console.NewRequest(r, d, &sess.Staff, sess.csrf, form), sess)
+		h(w, console.NewRequest(r, d, &sess.Staff, sess.csrf, form), sess, k)
 	}
 }
 
@@ -381,26 +381,28 @@ func (s *Server) consoleLogin(w http.ResponseWriter, q *console.Request, k *keys
 		console.Fail(w, r, d, d.Svc.Classify(err))
 		return
 	}
-	s.startSession(w, r, k, *st)
+	if err := startSession(w, r, k, *st); err != nil {
+		console.Fail(w, r, d, err)
+		return
+	}
 	console.Redirect(w, "./")
 }
 
 // startSession issues a session of st and sets its cookie.
-func (s *Server) startSession(w http.ResponseWriter, r *http.Request, k *keys, st booking.Staff) bool {
+func startSession(w http.ResponseWriter, r *http.Request, k *keys, st booking.Staff) error {
 	sess, token, err := k.issue(st)
 	if err != nil {
-		apigw.Logger(r.Context()).Error("console session", "err", err.Error())
-		return false
+		return err
 	}
 	apigw.Logger(r.Context()).Info("console sign-in", "session", sess.ID[:6], "actor", st.Actor())
 	w.Header().Set("Set-Cookie", sessionCookie(token, overHTTPS(r), sess.ExpiresAt))
-	return true
+	return nil
 }
 
 // consolePassword changes the signed-in person's own password: the service
 // checks her current one and ends her sessions; this browser gets a new session
 // of the changed account, so she stays signed in here and nowhere else.
-func (s *Server) consolePassword(w http.ResponseWriter, q *console.Request, sess *consoleSession) {
+func (s *Server) consolePassword(w http.ResponseWriter, q *console.Request, _ *consoleSession, k *keys) {
 	r, d := q.HTTP(), q.Deps()
 	form := q.Form()
 	if form.Get("new") != form.Get("again") {
@@ -417,8 +419,9 @@ func (s *Server) consolePassword(w http.ResponseWriter, q *console.Request, sess
 		console.Fail(w, r, d, err)
 		return
 	}
-	k, err := keysOf(d, nil)
-	if err != nil || !s.startSession(w, r, k, *st) {
+	if err := startSession(w, r, k, *st); err != nil {
+		// The password is changed and this session ended with it: sign in again.
+		apigw.Logger(r.Context()).Error("console session after a password change", "err", err.Error())
 		console.Redirect(w, "login")
 		return
 	}
@@ -427,7 +430,7 @@ func (s *Server) consolePassword(w http.ResponseWriter, q *console.Request, sess
 
 // consoleLogout ends the session: the browser drops the cookie, and the session
 // is recorded as ended so that a copy of the cookie is refused too.
-func (s *Server) consoleLogout(w http.ResponseWriter, q *console.Request, sess *consoleSession) {
+func (s *Server) consoleLogout(w http.ResponseWriter, q *console.Request, sess *consoleSession, _ *keys) {
 	r, d := q.HTTP(), q.Deps()
 	if err := d.Svc.EndConsoleSession(r.Context(), sess.ID, sess.ExpiresAt); err != nil {
 		console.Fail(w, r, d, err)

@@ -230,11 +230,16 @@ func (s *Service) late(b *booking.Booking, r cancelRequest) bool {
 // is closed first and the close is proven by a signed query: if the customer paid
 // meanwhile, the cancel goes on as the cancel of a paid booking.
 func (s *Service) cancel(ctx context.Context, b *booking.Booking, r cancelRequest) (*booking.Booking, error) {
-	actor := r.actor
+	// Every change below is this booking's cancel by this asker, in the slot the
+	// policy was decided on (a booking moved meanwhile makes it INVALID_STATE).
+	cancelTo := func(from booking.Status, event, reason string) booking.Change {
+		return booking.Change{BookingID: b.ID, From: from, To: booking.StatusCancelled, Event: event,
+			Actor: r.actor, By: r.by, Reason: reason, SlotID: b.SlotID}
+	}
 	switch b.Status {
 	case booking.StatusPending:
 		if b.AmountFen > 0 {
-			paid, err := s.closeOrder(ctx, b, booking.Change{Actor: actor, By: r.by}.AuditActor())
+			paid, err := s.closeOrder(ctx, b, cancelTo(b.Status, booking.EventCancel, "").AuditActor())
 			if err != nil {
 				return nil, err
 			}
@@ -249,16 +254,14 @@ func (s *Service) cancel(ctx context.Context, b *booking.Booking, r cancelReques
 				return s.cancel(ctx, b, r)
 			}
 		}
-		return s.store.ChangeStatus(ctx, booking.Change{BookingID: b.ID, From: booking.StatusPending, To: booking.StatusCancelled,
-			Event: booking.EventCancel, Actor: actor, By: r.by, Reason: "付款前取消", SlotID: b.SlotID})
+		return s.store.ChangeStatus(ctx, cancelTo(booking.StatusPending, booking.EventCancel, "付款前取消"))
 	case booking.StatusConfirmed:
 		if s.late(b, r) {
 			if !r.forfeit {
 				return nil, booking.Errorf(booking.ELATECANCEL, "booking %d: free cancel ended %s", b.ID, b.CancelFreeUntil(s.Policy.CancelFreeHours).Format(time.RFC3339))
 			}
 			// The seat goes back; the deposit is kept, as the customer accepted.
-			return s.store.ChangeStatus(ctx, booking.Change{BookingID: b.ID, From: booking.StatusConfirmed, To: booking.StatusCancelled,
-				Event: booking.EventLateCancel, Actor: actor, By: r.by, Reason: "临近开始取消，定金不退", SlotID: b.SlotID})
+			return s.store.ChangeStatus(ctx, cancelTo(booking.StatusConfirmed, booking.EventLateCancel, "临近开始取消，定金不退"))
 		}
 		reason := "取消，未付款无需退款"
 		if b.Paid() {
@@ -266,10 +269,7 @@ func (s *Service) cancel(ctx context.Context, b *booking.Booking, r cancelReques
 		}
 		// The state machine refunds a paid booking's cancel in full, recorded in
 		// the change itself; WeChat is asked right after the commit.
-		// SlotID: the policy was decided on this slot's start; a booking moved
-		// meanwhile (a reschedule) makes the cancel lose, INVALID_STATE.
-		out, err := s.store.ChangeStatus(ctx, booking.Change{BookingID: b.ID, From: booking.StatusConfirmed, To: booking.StatusCancelled,
-			Event: booking.EventCancel, Actor: actor, By: r.by, Reason: reason, SlotID: b.SlotID})
+		out, err := s.store.ChangeStatus(ctx, cancelTo(booking.StatusConfirmed, booking.EventCancel, reason))
 		if err != nil || out.Refund == nil {
 			return out, err
 		}
