@@ -207,12 +207,20 @@ func growthRound(ctx context.Context, store *mysql.DB, rep int, measure func(str
 			_, err := store.DeleteFinishedNotifications(ctx, booking.NotificationRetention, 500)
 			return err
 		}},
-		{"console: day page (ListSlotBookings, AttachCustomers)", func() error {
+		{"console: day page (ListSlotBookings, AttachCustomers, AuditOfBookings)", func() error {
 			bs, err := store.ListSlotBookings(ctx, day, day.Add(24*time.Hour))
 			if err != nil {
 				return err
 			}
-			return store.AttachCustomers(ctx, bs)
+			if err := store.AttachCustomers(ctx, bs); err != nil {
+				return err
+			}
+			ids := make([]int64, len(bs))
+			for i, bk := range bs {
+				ids[i] = bk.ID
+			}
+			_, err = store.AuditOfBookings(ctx, ids) // who at the salon last changed each
+			return err
 		}},
 		{"console: audit page (ListAudit, AuditEvents)", func() error {
 			if _, err := store.ListAudit(ctx, now.Add(-24*time.Hour), now, "", 200); err != nil {
@@ -246,6 +254,38 @@ func growthRound(ctx context.Context, store *mysql.DB, rep int, measure func(str
 			_, _, err = store.CustomerHistory(ctx, c.ID, 50)
 			return err
 		}},
+		{"console: week page (ListSlots, WaitlistLengths, 7 days)", func() error {
+			vs, err := store.ListSlots(ctx, day, day.AddDate(0, 0, 7))
+			if err != nil {
+				return err
+			}
+			ids := make([]int64, len(vs))
+			for i, v := range vs {
+				ids[i] = v.ID
+			}
+			_, err = store.WaitlistLengths(ctx, ids)
+			return err
+		}},
+		{"console: booking page (FindBooking, BookingAudit, AttachCustomers)", func() error {
+			bk, err := store.FindBooking(ctx, b.ID)
+			if err != nil {
+				return err
+			}
+			if _, err := store.BookingAudit(ctx, b.ID); err != nil {
+				return err
+			}
+			return store.AttachCustomers(ctx, []*booking.Booking{bk})
+		}},
+		{"console: door, check-in by code (FindByCheckinCode)", func() error {
+			// A code no booking of today has: the lookup is the page's cost
+			// either way (one key of uk_booking_checkin).
+			_, err := store.FindByCheckinCode(ctx, booking.ShopDay(now, time.UTC), "00000000")
+			if booking.IsCode(err, booking.ENOTFOUND) {
+				err = nil
+			}
+			return err
+		}},
+		{"console: staff accounts (ListStaff)", func() error { _, err := store.ListStaff(ctx); return err }},
 	}
 	for _, s := range steps {
 		if err := timed(s.name, s.fn); err != nil {
