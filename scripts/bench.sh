@@ -21,6 +21,9 @@
 # there and run from the repository root, where it builds the function binaries
 # and writes infra/bench/results.
 set -euo pipefail
+# go.mod names Go 1.27.3; the go command fetches it from the module proxy when the
+# machine has an older one (a machine starts on its own Go and ignores go.mod).
+export GOTOOLCHAIN=go1.27.3
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/lib/mysql.sh
 . scripts/lib/mysql.sh

@@ -15,6 +15,9 @@
 # SCF_CLI names the deploy command (default: scf). Extra arguments go to it
 # (e.g. --debug). The settings: infra/README.md, "Deploying to Tencent Cloud".
 set -euo pipefail
+# go.mod names Go 1.27.3; the go command fetches it from the module proxy when the
+# machine has an older one (a machine starts on its own Go and ignores go.mod).
+export GOTOOLCHAIN=go1.27.3
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"

@@ -23,6 +23,9 @@
 # Ctrl-C stops everything this script started. A private MariaDB it started (or
 # found) keeps running, so the next start is quick; the script prints how to stop it.
 set -euo pipefail
+# go.mod names Go 1.27.3; the go command fetches it from the module proxy when the
+# machine has an older one (a machine starts on its own Go and ignores go.mod).
+export GOTOOLCHAIN=go1.27.3
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"

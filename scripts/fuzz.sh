@@ -10,6 +10,9 @@
 # A failing input is saved under the package's testdata/fuzz/<Target>/ and
 # replayed by every later `go test`; commit it with the fix.
 set -euo pipefail
+# go.mod names Go 1.27.3; the go command fetches it from the module proxy when the
+# machine has an older one (a machine starts on its own Go and ignores go.mod).
+export GOTOOLCHAIN=go1.27.3
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/lib/mysql.sh
 . scripts/lib/mysql.sh

@@ -8,6 +8,9 @@
 # EVENT.json may be - for stdin. The function's environment is this shell's. The
 # exit status is 1 when the function failed (the error is printed as JSON).
 set -euo pipefail
+# go.mod names Go 1.27.3; the go command fetches it from the module proxy when the
+# machine has an older one (a machine starts on its own Go and ignores go.mod).
+export GOTOOLCHAIN=go1.27.3
 
 if [[ $# -lt 2 ]]; then
   echo "usage: $0 FUNCTION EVENT.json [scflocal invoke flags]" >&2

@@ -7,6 +7,9 @@
 # Works from any directory. Set PACKAGE_NO_ZIP=1 to use the built-in Go zipper
 # even where the zip command exists.
 set -euo pipefail
+# go.mod names Go 1.27.3; the go command fetches it from the module proxy when the
+# machine has an older one (a machine starts on its own Go and ignores go.mod).
+export GOTOOLCHAIN=go1.27.3
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"

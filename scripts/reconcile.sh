@@ -8,6 +8,9 @@
 # Exit status: 0 no drift, 1 drift found, 2 the check could not run (bad setting,
 # database unreachable). Against TencentDB, run it from inside the VPC.
 set -euo pipefail
+# go.mod names Go 1.27.3; the go command fetches it from the module proxy when the
+# machine has an older one (a machine starts on its own Go and ignores go.mod).
+export GOTOOLCHAIN=go1.27.3
 cd "$(dirname "$0")/.."
 
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/salon-reconcile.XXXXXX")"

@@ -11,6 +11,9 @@
 #
 # Every run appends one summary line per seed to ${STRESS_REPORT:-${TMPDIR:-/tmp}/salon-stress-report.txt}.
 set -euo pipefail
+# go.mod names Go 1.27.3; the go command fetches it from the module proxy when the
+# machine has an older one (a machine starts on its own Go and ignores go.mod).
+export GOTOOLCHAIN=go1.27.3
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/lib/mysql.sh
 . scripts/lib/mysql.sh

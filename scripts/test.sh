@@ -4,6 +4,9 @@
 # console's browser tests in a headless Chromium (installed when missing and this
 # shell may). Extra arguments go to `go test` (e.g. -run TestReserve).
 set -euo pipefail
+# go.mod names Go 1.27.3; the go command fetches it from the module proxy when the
+# machine has an older one (a machine starts on its own Go and ignores go.mod).
+export GOTOOLCHAIN=go1.27.3
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/lib/mysql.sh
 . scripts/lib/mysql.sh

@@ -1,18 +1,17 @@
 module salon/infra/bench
 
-go 1.26.8
-
-require salon v0.0.0
+go 1.27.3
 
 replace salon => ../..
 
 require (
-	github.com/go-sql-driver/mysql v1.10.1
+	github.com/go-sql-driver/mysql v1.10.2
 	github.com/nats-io/nats.go v1.55.0
 	github.com/redis/go-redis/v9 v9.23.0
 	go.etcd.io/etcd/client/v3 v3.7.3
 	go.uber.org/zap v1.27.1
 	gonum.org/v1/plot v0.17.0
+	salon v0.0.0
 )
 
 require (
@@ -31,7 +30,7 @@ require (
 	github.com/klauspost/compress v1.20.0 // indirect
 	github.com/nats-io/nkeys v0.4.16 // indirect
 	github.com/nats-io/nuid v1.0.1 // indirect
-	github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common v1.3.212 // indirect
+	github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common v1.3.213 // indirect
 	github.com/tencentyun/scf-go-lib v0.0.0-20230904103145-13c9a7eeca80 // indirect
 	github.com/wechatpay-apiv3/wechatpay-go v0.2.21 // indirect
 	go.etcd.io/etcd/api/v3 v3.7.3 // indirect
