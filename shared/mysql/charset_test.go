@@ -104,14 +104,21 @@ func TestCharsetProof(t *testing.T) {
 	}
 	mysqltest.CheckInvariant(t, store)
 
-	// The proof: the same key through a connection that speaks gbk, which only a
-	// configuration Config refuses can produce.
+	// The proof: the same key through a connection that speaks gbk. The driver
+	// (since go-sql-driver/mysql 1.10.2) refuses a gbk charset in its own
+	// configuration when it interpolates parameters, as Config does; a
+	// connection switched by SET NAMES, which no DSN check can see, is what is
+	// left, and it shows what both refusals prevent.
 	cfg, err := mysql.Config(dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cfg.Apply(drv.Charset("gbk", "")); err != nil {
+	unsafe := cfg.Clone()
+	if err := unsafe.Apply(drv.Charset("gbk", "")); err != nil {
 		t.Fatal(err)
+	}
+	if _, err := mysql.OpenConfigForTest(unsafe, mysql.Options{MaxOpenConns: 1}); err == nil {
+		t.Error("the driver accepted charset gbk with interpolated parameters")
 	}
 	// Config also turns multi-statements off, which stops this particular key
 	// at a syntax error; the proof turns them on to show what a value that ends
@@ -122,6 +129,10 @@ func TestCharsetProof(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer gbk.Close()
+	// One connection, kept: every statement after this one speaks gbk.
+	if _, err := gbk.SQL().ExecContext(ctx, "SET NAMES gbk"); err != nil {
+		t.Fatal(err)
+	}
 	gbk.Reserve(ctx, booking.ReserveRequest{OpenID: "o-attacker", SlotID: slotB, IdemKey: hostileKey})
 	if got := prices(); got[slotA] != 1 || got[slotB] != 1 {
 		t.Fatalf("the hostile key did not break out under gbk (prices %v): this test no longer proves "+
