@@ -5,9 +5,8 @@
 // answer of each status are the document's, and a wrong one does not compile.
 import type { paths } from "./openapi";
 
-// The part of wx.request used here. In a project with miniprogram-api-typings
-// this local declaration shadows the global wx, and the real one accepts the
-// same call.
+// The part of wx.request used here, declared for this module only: in a
+// project with miniprogram-api-typings it shadows the global wx there.
 declare const wx: {
   request(option: {
     url: string;
