@@ -14,13 +14,18 @@ cd "$(dirname "$0")/.."
 . scripts/lib/chromium.sh
 # shellcheck source=scripts/lib/openapi-types.sh
 . scripts/lib/openapi-types.sh
+# shellcheck source=scripts/lib/openapi-lint.sh
+. scripts/lib/openapi-lint.sh
 ensure_mysql
 # The browser tests run, never skip: without a Chromium they fail and say why.
 ensure_chromium || echo "chromium: the console's browser tests will fail" >&2
 export CONSOLE_BROWSER=required
 go vet ./...
-# The TypeScript types committed beside the OpenAPI document are the document's.
+# The TypeScript types committed beside the OpenAPI document are the document's,
+# the document passes Redocly's recommended rules, and the mini-program's
+# wx.request adapter type-checks against those types.
 check_openapi_types
+check_openapi_lint
 # The benchmark tool is its own module (so the product requires none of its
 # dependencies); build and vet it here so it cannot rot unnoticed.
 (cd infra/bench && go build ./... && go vet ./...)

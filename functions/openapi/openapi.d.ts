@@ -353,7 +353,8 @@ export interface paths {
             query?: never;
             header?: never;
             path: {
-                customerId: number;
+                /** @description The customer's id. */
+                customerId: components["schemas"]["ID"];
             };
             cookie?: never;
         };
@@ -487,7 +488,8 @@ export interface paths {
             query?: never;
             header?: never;
             path: {
-                id: number;
+                /** @description The account's id. */
+                id: components["schemas"]["ID"];
             };
             cookie?: never;
         };
@@ -572,7 +574,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/admin/": {
+    "/admin/#today": {
         parameters: {
             query?: never;
             header?: never;
@@ -769,8 +771,18 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        /** @description A shop date, YYYY-MM-DD, years 1000-9998. */
+        /**
+         * Format: date
+         * @description A shop date, YYYY-MM-DD, a day that exists, years 1000-9998.
+         */
         Date: string;
+        /** @description A time of day in the shop, HH:MM with two digits each, 00:00-23:59. */
+        Clock: string;
+        /**
+         * Format: int64
+         * @description An id, a positive 64-bit integer.
+         */
+        ID: number;
         /**
          * Format: date-time
          * @description RFC 3339 with the shop's offset.
@@ -779,33 +791,42 @@ export interface components {
         /** @enum {string} */
         Role: "owner" | "staff";
         Slot: {
-            slotId: number;
+            slotId: components["schemas"]["ID"];
             startAt: components["schemas"]["Time"];
             endAt: components["schemas"]["Time"];
             capacity: number;
             /** @description Capacity minus the seats held, never below 0. */
             remaining: number;
-            /** @description The deposit in fen; 0 takes none. */
+            /**
+             * Format: int64
+             * @description The deposit in fen; 0 takes none.
+             */
             priceFen: number;
             /** @description Open, a free seat, and starting between now and the booking window's end. */
             bookable: boolean;
         };
+        /** @description A slot as the salon sees it; the properties of Slot (written out again, as JSON Schema has no inheritance with additionalProperties false), and open. */
         AdminSlot: {
-            slotId: number;
+            slotId: components["schemas"]["ID"];
             startAt: components["schemas"]["Time"];
             endAt: components["schemas"]["Time"];
             capacity: number;
             /** @description Capacity minus the seats held, never below 0. */
             remaining: number;
-            /** @description The deposit in fen; 0 takes none. */
+            /**
+             * Format: int64
+             * @description The deposit in fen; 0 takes none.
+             */
             priceFen: number;
             /** @description Open, a free seat, and starting between now and the booking window's end. */
             bookable: boolean;
+            /** @description False once the salon closed it to new bookings. */
             open: boolean;
         };
         Refund: {
             /** @enum {string} */
             status: "processing" | "succeeded" | "failed";
+            /** Format: int64 */
             amountFen: number;
             /**
              * Format: date-time
@@ -816,32 +837,45 @@ export interface components {
         /** @enum {string} */
         BookingStatus: "pending_payment" | "confirmed" | "completed" | "cancelled" | "expired" | "no_show";
         Booking: {
-            bookingId: number;
-            slotId: number;
+            bookingId: components["schemas"]["ID"];
+            slotId: components["schemas"]["ID"];
             status: components["schemas"]["BookingStatus"];
             startAt: components["schemas"]["Time"];
             endAt: components["schemas"]["Time"];
-            /** @description The deposit, the slot's priceFen at reservation. */
+            /**
+             * Format: int64
+             * @description The deposit, the slot's priceFen at reservation.
+             */
             amountFen: number;
             lockExpireAt: components["schemas"]["Time"];
-            /** @description The last moment the customer's cancel is refunded in full (before createdAt for a booking made inside the window). */
-            cancelFreeUntil: components["schemas"]["Time"];
+            /**
+             * Format: date-time
+             * @description The last moment the customer's cancel is refunded in full (before createdAt for a booking made inside the window); RFC 3339 with the shop's offset.
+             */
+            cancelFreeUntil: string;
             createdAt: components["schemas"]["Time"];
             refund: null | components["schemas"]["Refund"];
             /** @description The 8 digits shown at the door (as a QR code and as digits) on the appointment day; null otherwise and in the salon's lists. */
             checkinCode: string | null;
         };
+        /** @description A booking as the salon sees it; the properties of Booking (written out again, as JSON Schema has no inheritance with additionalProperties false), its openid and its customer. */
         AdminBooking: {
-            bookingId: number;
-            slotId: number;
+            bookingId: components["schemas"]["ID"];
+            slotId: components["schemas"]["ID"];
             status: components["schemas"]["BookingStatus"];
             startAt: components["schemas"]["Time"];
             endAt: components["schemas"]["Time"];
-            /** @description The deposit, the slot's priceFen at reservation. */
+            /**
+             * Format: int64
+             * @description The deposit, the slot's priceFen at reservation.
+             */
             amountFen: number;
             lockExpireAt: components["schemas"]["Time"];
-            /** @description The last moment the customer's cancel is refunded in full (before createdAt for a booking made inside the window). */
-            cancelFreeUntil: components["schemas"]["Time"];
+            /**
+             * Format: date-time
+             * @description The last moment the customer's cancel is refunded in full (before createdAt for a booking made inside the window); RFC 3339 with the shop's offset.
+             */
+            cancelFreeUntil: string;
             createdAt: components["schemas"]["Time"];
             refund: null | components["schemas"]["Refund"];
             /** @description The 8 digits shown at the door (as a QR code and as digits) on the appointment day; null otherwise and in the salon's lists. */
@@ -870,16 +904,16 @@ export interface components {
             payment?: components["schemas"]["Payment"];
         };
         SlotChoice: {
-            slotId: number;
+            slotId: components["schemas"]["ID"];
         };
         WaitlistEntry: {
-            slotId: number;
+            slotId: components["schemas"]["ID"];
             /** @description 1 for the first in line. */
             position: number;
             createdAt: components["schemas"]["Time"];
         };
         MyWaitlistEntry: {
-            slotId: number;
+            slotId: components["schemas"]["ID"];
             startAt: components["schemas"]["Time"];
             endAt: components["schemas"]["Time"];
             position: number;
@@ -895,7 +929,7 @@ export interface components {
             customer: components["schemas"]["Me"];
         };
         AdminCustomer: {
-            customerId: number;
+            customerId: components["schemas"]["ID"];
             name: string | null;
             phone: string | null;
             visits: number;
@@ -903,8 +937,8 @@ export interface components {
             note: string | null;
         };
         Staff: {
-            staffId: number;
-            name: string;
+            staffId: components["schemas"]["ID"];
+            name: components["schemas"]["StaffName"];
             role: components["schemas"]["Role"];
             disabled: boolean;
             passwordChangedAt: components["schemas"]["Time"];
@@ -930,13 +964,90 @@ export interface components {
         Schedule: {
             from: components["schemas"]["Date"];
             to: components["schemas"]["Date"];
-            /** @description HH:MM */
-            open: string;
-            /** @description HH:MM */
-            close: string;
+            open: components["schemas"]["Clock"];
+            close: components["schemas"]["Clock"];
             slotMinutes: number;
             capacity: number;
+            /** Format: int64 */
             priceFen: number;
+        };
+        /** @description A customer's name as a person types it, 1-20 characters after trimming (the server trims, then checks the name rule of functions/README.md, "Customers have a name"). */
+        PersonName: string;
+        /** @description A mainland mobile number, 11 digits, nothing else; "" for none. */
+        Phone: string;
+        LoginRequest: {
+            /** @description The code wx.login() gives; 1-128 characters. */
+            code: string;
+        };
+        LoginAnswer: {
+            token: string;
+            expiresAt: components["schemas"]["Time"];
+        };
+        SlotsAnswer: {
+            date: components["schemas"]["Date"];
+            slots: components["schemas"]["Slot"][];
+        };
+        MyBookingsAnswer: {
+            bookings: components["schemas"]["Booking"][];
+        };
+        DayBookingsAnswer: {
+            date: components["schemas"]["Date"];
+            bookings: components["schemas"]["AdminBooking"][];
+        };
+        CancelRequest: {
+            /** @description true accepts a late cancel that keeps the deposit. */
+            forfeitDeposit?: boolean;
+        };
+        WaitlistAnswer: {
+            waitlist: components["schemas"]["WaitlistEntry"];
+        };
+        MyWaitlistAnswer: {
+            waitlist: components["schemas"]["MyWaitlistEntry"][];
+        };
+        MeUpdate: {
+            name?: components["schemas"]["PersonName"];
+            /** @description The `code` of `<button open-type="getPhoneNumber">`'s event. */
+            phoneCode?: string;
+        };
+        ScheduleAnswer: {
+            created: number;
+            skipped: number;
+        };
+        SlotUpdate: {
+            capacity?: number;
+            open?: boolean;
+        };
+        WalkInRequest: {
+            slotId: components["schemas"]["ID"];
+            name: components["schemas"]["PersonName"];
+            phone?: components["schemas"]["Phone"];
+        };
+        CustomerNoteUpdate: {
+            /** @description The salon's note, at most 200 characters after trimming; "" clears it. */
+            note: string;
+        };
+        CustomerAnswer: {
+            customer: components["schemas"]["AdminCustomer"];
+        };
+        CheckInByCodeRequest: {
+            /** @description The 8 digits the customer shows. */
+            code: string;
+        };
+        /** @description An account's name, 1-40 characters, no leading or trailing space, not `admin` in any case. */
+        StaffName: string;
+        /** @description At least 10 characters and at most 72 bytes of UTF-8 (all bcrypt reads); maxLength counts characters, so a client checks the bytes too. */
+        Password: string;
+        StaffListAnswer: {
+            staff: components["schemas"]["Staff"][];
+        };
+        NewStaff: {
+            name: components["schemas"]["StaffName"];
+            role: components["schemas"]["Role"];
+            password: components["schemas"]["Password"];
+        };
+        StaffUpdate: {
+            disabled?: boolean;
+            password?: components["schemas"]["Password"];
         };
         /** @description WeChat Pay's v3 notification; its resource is encrypted, and nothing is read from it before its signature and decryption are verified. */
         WeChatPayNotification: {
@@ -964,71 +1075,71 @@ export interface components {
             message: string;
         };
         Error400: components["schemas"]["Error"] & {
-            /** @enum {unknown} */
+            /** @enum {string} */
             code?: "BAD_REQUEST";
         };
         Error401: components["schemas"]["Error"] & {
-            /** @enum {unknown} */
+            /** @enum {string} */
             code?: "UNAUTHORIZED";
         };
         Error403: components["schemas"]["Error"] & {
-            /** @enum {unknown} */
+            /** @enum {string} */
             code?: "FORBIDDEN";
         };
         Error403NoShow: components["schemas"]["Error"] & {
-            /** @enum {unknown} */
+            /** @enum {string} */
             code?: "NO_SHOW_LIMIT";
         };
         Error404: components["schemas"]["Error"] & {
-            /** @enum {unknown} */
+            /** @enum {string} */
             code?: "NOT_FOUND";
         };
         Error409InvalidState: components["schemas"]["Error"] & {
-            /** @enum {unknown} */
+            /** @enum {string} */
             code?: "INVALID_STATE";
         };
         Error409Reserve: components["schemas"]["Error"] & {
-            /** @enum {unknown} */
+            /** @enum {string} */
             code?: "ACTIVE_BOOKING_EXISTS" | "SOLD_OUT" | "INVALID_STATE";
         };
         Error409Cancel: components["schemas"]["Error"] & {
-            /** @enum {unknown} */
+            /** @enum {string} */
             code?: "LATE_CANCEL" | "INVALID_STATE";
         };
         Error409Reschedule: components["schemas"]["Error"] & {
-            /** @enum {unknown} */
+            /** @enum {string} */
             code?: "INVALID_STATE" | "LATE_RESCHEDULE" | "RESCHEDULE_LIMIT" | "PRICE_DIFFERS" | "SOLD_OUT";
         };
         Error409Waitlist: components["schemas"]["Error"] & {
-            /** @enum {unknown} */
+            /** @enum {string} */
             code?: "INVALID_STATE" | "SEATS_AVAILABLE" | "WAITLIST_LIMIT";
         };
         Error409WalkIn: components["schemas"]["Error"] & {
-            /** @enum {unknown} */
+            /** @enum {string} */
             code?: "SOLD_OUT" | "ACTIVE_BOOKING_EXISTS";
         };
         Error409Door: components["schemas"]["Error"] & {
-            /** @enum {unknown} */
+            /** @enum {string} */
             code?: "INVALID_STATE" | "TOO_EARLY";
         };
         Error409SalonMove: components["schemas"]["Error"] & {
-            /** @enum {unknown} */
+            /** @enum {string} */
             code?: "INVALID_STATE" | "SOLD_OUT";
         };
         Error413: components["schemas"]["Error"] & {
-            /** @enum {unknown} */
+            /** @enum {string} */
             code?: "PAYLOAD_TOO_LARGE";
         };
         Error422: components["schemas"]["Error"] & {
-            /** @enum {unknown} */
+            /** @enum {string} */
             code?: "SLOT_NOT_BOOKABLE";
         };
         Error500: components["schemas"]["Error"] & {
-            /** @enum {unknown} */
+            /** @enum {string} */
             code?: "INTERNAL";
         };
         Error503: components["schemas"]["Error"] & {
-            /** @enum {unknown} */
+            /** @enum {string} */
             code?: "UNAVAILABLE" | "UPSTREAM_UNAVAILABLE";
         };
     };
@@ -1159,9 +1270,9 @@ export interface components {
     parameters: {
         Date: components["schemas"]["Date"];
         /** @description The booking's id. */
-        BookingID: number;
+        BookingID: components["schemas"]["ID"];
         /** @description The slot's id. */
-        SlotID: number;
+        SlotID: components["schemas"]["ID"];
     };
     requestBodies: never;
     headers: {
@@ -1226,10 +1337,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        date: components["schemas"]["Date"];
-                        slots: components["schemas"]["Slot"][];
-                    };
+                    "application/json": components["schemas"]["SlotsAnswer"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -1278,6 +1386,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         openapi: string;
+                        info: Record<string, never>;
+                        paths: Record<string, never>;
                     };
                 };
             };
@@ -1293,10 +1403,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description The code wx.login() gives. */
-                    code: string;
-                };
+                "application/json": components["schemas"]["LoginRequest"];
             };
         };
         responses: {
@@ -1306,10 +1413,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        token: string;
-                        expiresAt: components["schemas"]["Time"];
-                    };
+                    "application/json": components["schemas"]["LoginAnswer"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -1378,9 +1482,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        bookings: components["schemas"]["Booking"][];
-                    };
+                    "application/json": components["schemas"]["MyBookingsAnswer"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -1469,9 +1571,7 @@ export interface operations {
         /** @description Optional. `{"forfeitDeposit":true}` accepts a late cancel that keeps the deposit. */
         requestBody?: {
             content: {
-                "application/json": {
-                    forfeitDeposit?: boolean;
-                };
+                "application/json": components["schemas"]["CancelRequest"];
             };
         };
         responses: {
@@ -1562,9 +1662,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        waitlist: components["schemas"]["WaitlistEntry"];
-                    };
+                    "application/json": components["schemas"]["WaitlistAnswer"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -1627,9 +1725,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        waitlist: components["schemas"]["MyWaitlistEntry"][];
-                    };
+                    "application/json": components["schemas"]["MyWaitlistAnswer"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -1671,12 +1767,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description 1-20 characters after trimming, no control characters. */
-                    name?: string;
-                    /** @description The `code` of `<button open-type="getPhoneNumber">`'s event. */
-                    phoneCode?: string;
-                };
+                "application/json": components["schemas"]["MeUpdate"];
             };
         };
         responses: {
@@ -1813,10 +1904,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        created: number;
-                        skipped: number;
-                    };
+                    "application/json": components["schemas"]["ScheduleAnswer"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -1839,10 +1927,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    capacity?: number;
-                    open?: boolean;
-                };
+                "application/json": components["schemas"]["SlotUpdate"];
             };
         };
         responses: {
@@ -1890,10 +1975,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        date: components["schemas"]["Date"];
-                        bookings: components["schemas"]["AdminBooking"][];
-                    };
+                    "application/json": components["schemas"]["DayBookingsAnswer"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -1913,12 +1995,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    slotId: number;
-                    name: string;
-                    /** @description 11 digits; optional. */
-                    phone?: string;
-                };
+                "application/json": components["schemas"]["WalkInRequest"];
             };
         };
         responses: {
@@ -1955,15 +2032,14 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                customerId: number;
+                /** @description The customer's id. */
+                customerId: components["schemas"]["ID"];
             };
             cookie?: never;
         };
         requestBody: {
             content: {
-                "application/json": {
-                    note: string;
-                };
+                "application/json": components["schemas"]["CustomerNoteUpdate"];
             };
         };
         responses: {
@@ -1973,9 +2049,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        customer: components["schemas"]["AdminCustomer"];
-                    };
+                    "application/json": components["schemas"]["CustomerAnswer"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -2157,10 +2231,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description 8 digits. */
-                    code: string;
-                };
+                "application/json": components["schemas"]["CheckInByCodeRequest"];
             };
         };
         responses: {
@@ -2206,9 +2277,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        staff: components["schemas"]["Staff"][];
-                    };
+                    "application/json": components["schemas"]["StaffListAnswer"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -2227,12 +2296,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name: string;
-                    role: components["schemas"]["Role"];
-                    /** @description 10 characters to 72 bytes. */
-                    password: string;
-                };
+                "application/json": components["schemas"]["NewStaff"];
             };
         };
         responses: {
@@ -2267,16 +2331,14 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: number;
+                /** @description The account's id. */
+                id: components["schemas"]["ID"];
             };
             cookie?: never;
         };
         requestBody: {
             content: {
-                "application/json": {
-                    disabled?: boolean;
-                    password?: string;
-                };
+                "application/json": components["schemas"]["StaffUpdate"];
             };
         };
         responses: {

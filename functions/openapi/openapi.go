@@ -9,6 +9,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 
 	"gopkg.in/yaml.v3"
@@ -26,8 +27,18 @@ func JSON() ([]byte, error) { return jsonOnce() }
 
 var jsonOnce = sync.OnceValues(func() ([]byte, error) { return ToJSON(YAML) })
 
-// ToJSON converts an OpenAPI document written in YAML (anchors and merge keys
-// resolved) to JSON, with the keys of every object sorted.
+// RequestPath is the path a request for the document's path key p is sent to:
+// p without its fragment. The console's start page is the path "/admin/", which
+// the document writes "/admin/#today" because the linter's rules refuse a path
+// key ending in "/"; a client never sends a URL's fragment, and the validator
+// matches a key by its path alone (functions/README.md, "The OpenAPI document").
+func RequestPath(p string) string {
+	path, _, _ := strings.Cut(p, "#")
+	return path
+}
+
+// ToJSON converts an OpenAPI document written in YAML (anchors resolved; the
+// document has no merge keys, which YAML 1.2 does not know) to JSON, with the keys of every object sorted.
 func ToJSON(doc []byte) ([]byte, error) {
 	var v any
 	if err := yaml.Unmarshal(doc, &v); err != nil {

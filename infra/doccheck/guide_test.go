@@ -175,3 +175,50 @@ func TestGuideCheckCatchesPlantedErrors(t *testing.T) {
 		}
 	}
 }
+
+// guideAdapter is the TypeScript block of the guide that is the wx.request
+// adapter (it starts "// wxrequest.ts"), "" when there is none.
+func guideAdapter(readme string) string {
+	for i, block := range strings.Split(readme, "```") {
+		if i%2 == 1 && strings.HasPrefix(block, "ts\n// wxrequest.ts") {
+			return strings.TrimPrefix(block, "ts\n")
+		}
+	}
+	return ""
+}
+
+// checkGuideAdapter compares the guide's adapter with the file scripts/test.sh
+// type-checks against the generated types (functions/openapi/wxrequest.ts).
+func checkGuideAdapter(readme, file string) []string {
+	got := guideAdapter(readme)
+	switch {
+	case got == "":
+		return []string{"functions/README.md, mini-program guide: no ```ts block starting // wxrequest.ts: the adapter is missing or the parser is broken"}
+	case got != file:
+		return []string{"functions/README.md, mini-program guide: the wx.request adapter is not functions/openapi/wxrequest.ts as committed (the file is what the tests type-check): copy the file into the guide"}
+	}
+	return nil
+}
+
+// TestGuideAdapterIsTheCheckedFile: the guide's wx.request adapter is, to the
+// byte, the file tsc checks against openapi.d.ts.
+func TestGuideAdapterIsTheCheckedFile(t *testing.T) {
+	root := repoRoot(t)
+	readme, file := read(t, root, "functions/README.md"), read(t, root, "functions/openapi/wxrequest.ts")
+	for _, p := range checkGuideAdapter(readme, file) {
+		t.Error(p)
+	}
+	t.Run("planted", func(t *testing.T) {
+		const old = `header["Authorization"] = "Bearer " + init.token;`
+		if !strings.Contains(readme, old) {
+			t.Fatalf("nothing to plant into: %q is not in the guide", old)
+		}
+		bad := strings.Replace(readme, old, `header["Authorization"] = init.token;`, 1)
+		if p := checkGuideAdapter(bad, file); len(p) == 0 {
+			t.Error("a guide whose adapter differs from the file passes")
+		}
+		if p := checkGuideAdapter(strings.Replace(readme, "```ts\n// wxrequest.ts", "```ts\n// adapter.ts", 1), file); len(p) == 0 {
+			t.Error("a guide without the adapter passes")
+		}
+	})
+}

@@ -71,7 +71,7 @@ func documentOperations(doc []byte) (map[string]operation, error) {
 					o.success = n
 				}
 			}
-			out[strings.ToUpper(m)+" "+path] = o
+			out[strings.ToUpper(m)+" "+openapi.RequestPath(path)] = o
 		}
 	}
 	return out, nil
@@ -87,10 +87,11 @@ func checkDocumentRoutes(doc map[string]operation, code map[string]string) []str
 		method, path, _ := strings.Cut(r, " ")
 		switch {
 		case !ok && strings.HasPrefix(path, "/admin"):
-			problems = append(problems, fmt.Sprintf("%s (function %s) is registered but not in functions/openapi/openapi.yaml: add under paths: %q: %s: an operation with x-function: %s, tags: [%s], a unique operationId, its requestBody (a console form: requestBody: *consoleForm) and its answers (a console page: responses: *consolePage; a JSON route: each status with its schema)",
-				r, code[r], path, strings.ToLower(method), code[r], map[bool]string{true: "console", false: "admin"}[!strings.HasPrefix(path, "/admin/") || isConsolePath(path)]))
+			console := !strings.HasPrefix(path, "/admin/") || isConsolePath(path)
+			problems = append(problems, fmt.Sprintf("%s (function %s) is registered but not in functions/openapi/openapi.yaml: add under paths: %q: %s: an operation with x-function: %s, tags: [%s], security: %s (security: [] for a public page), a unique operationId, its requestBody (a console form: requestBody: *consoleForm) and its answers (a console page: responses: *consolePage; a JSON route: each status with its schema)",
+				r, code[r], path, strings.ToLower(method), code[r], map[bool]string{true: "console", false: "admin"}[console], map[bool]string{true: "*console", false: "*admin"}[console]))
 		case !ok:
-			problems = append(problems, fmt.Sprintf("%s (function %s) is registered but not in functions/openapi/openapi.yaml: add under paths: %q: %s: an operation with x-function: %s, its parameters, requestBody and every status it answers with its schema",
+			problems = append(problems, fmt.Sprintf("%s (function %s) is registered but not in functions/openapi/openapi.yaml: add under paths: %q: %s: an operation with x-function: %s, its security (security: [] for a public route), its parameters, requestBody and every status it answers with its schema",
 				r, code[r], path, strings.ToLower(method), code[r]))
 		case op.function != code[r]:
 			problems = append(problems, fmt.Sprintf("functions/openapi/openapi.yaml: %s has x-function %q, but %s's router registers it", r, op.function, code[r]))

@@ -37,7 +37,9 @@ import (
 //     fails.
 //   - A request the document refuses (a missing field, a wrong type, no token)
 //     must be refused: its answer is a 4xx the operation lists. Tests send such
-//     requests on purpose; what must never happen is that one succeeds.
+//     requests on purpose; what must never happen is that one succeeds. A
+//     console page refuses a browser without a session by sending it to sign
+//     in (303 to "login"), which counts as that refusal.
 //
 // When the exchange names its function, an operation of another function is,
 // for it, a route it does not serve: that function answers it 404 or 405.
@@ -45,6 +47,11 @@ type Contract struct {
 	mu        sync.Mutex // the validator's caches are not documented as safe for concurrent use
 	v         validator.Validator
 	functions []operationFunction // each operation's x-function
+	// fragments names, for a request path the document writes with a
+	// fragment ("/admin/" as "/admin/#today", openapi.RequestPath), that
+	// fragment: the validator's path lookup ignores a trailing slash, so
+	// without it a request for /admin/ is checked against /admin.
+	fragments map[string]string
 }
 
 // operationFunction is the function that serves one operation.
@@ -73,8 +80,12 @@ func NewContract(doc []byte) (*Contract, error) {
 	if err := json.Unmarshal(doc, &paths); err != nil {
 		return nil, fmt.Errorf("openapi document: %w", err)
 	}
-	c := &Contract{v: v}
+	c := &Contract{v: v, fragments: map[string]string{}}
 	for path, item := range paths.Paths {
+		if p, fragment, ok := strings.Cut(path, "#"); ok {
+			c.fragments[p] = fragment
+		}
+		path = openapi.RequestPath(path)
 		for method, raw := range item {
 			var op struct {
 				Function string `json:"x-function"`
@@ -164,6 +175,7 @@ func (c *Contract) Check(x *Exchange) []string {
 		if req.Header == nil {
 			req.Header = http.Header{}
 		}
+		req.URL.Fragment = c.fragments[x.Path]
 		// The API's bodies are JSON whatever the client says (functions/README.md,
 		// Conventions), so a body sent without a type is checked as JSON.
 		if len(x.Body) > 0 && req.Header.Get("Content-Type") == "" {
@@ -204,11 +216,26 @@ func (c *Contract) Check(x *Exchange) []string {
 	if len(respErrs) > 0 {
 		problems = append(problems, fmt.Sprintf("%s: the answer does not match the document: %s", x, describe(respErrs)))
 	}
-	if !reqOK && (x.Status < 400 || x.Status > 499) {
+	if !reqOK && (x.Status < 400 || x.Status > 499) && !signInRedirect(x, reqErrs) {
 		problems = append(problems, fmt.Sprintf("%s: the document refuses this request (%s), yet it was answered %d, not a 4xx",
 			x, describe(reqErrs), x.Status))
 	}
 	return problems
+}
+
+// signInRedirect reports whether the exchange is a console page refusing a
+// request that lacks only the session the document asks for: a page sends the
+// browser to sign in (303, Location "login") where an API answers 401.
+func signInRedirect(x *Exchange, errs []*errors.ValidationError) bool {
+	if x.Status != http.StatusSeeOther || x.AnswerHeader.Get("Location") != "login" || len(errs) == 0 {
+		return false
+	}
+	for _, e := range errs {
+		if e.ValidationType != helpers.SecurityValidation {
+			return false
+		}
+	}
+	return true
 }
 
 // routeMissing reports whether the validator found no operation for the request.

@@ -56,6 +56,33 @@ func TestContractCatchesDrift(t *testing.T) {
 			AnswerHeader: http.Header{"Content-Type": {"application/json"}, "Retry-After": {"soon"}},
 			Answer:       []byte(`{"code":"UNAVAILABLE","message":"m"}`)}, "header 'retry-after' failed to validate"},
 	}
+	page := func(path string, status int, cookie bool) *Exchange {
+		x := &Exchange{Function: "admin", Method: "GET", Path: path, Header: http.Header{}, Status: status,
+			AnswerHeader: http.Header{"Content-Type": {"text/html; charset=utf-8"}}, Answer: []byte("<!doctype html><p>今日</p>")}
+		if cookie {
+			x.Header.Set("Cookie", "salon_console=s")
+		}
+		if status == http.StatusSeeOther {
+			x.AnswerHeader, x.Answer = http.Header{"Location": {"login"}}, nil
+		}
+		return x
+	}
+	// The console's start page, written "/admin/#today" in the document, is
+	// checked as /admin/ (not as /admin, which only redirects); a page without
+	// a session sends the browser to sign in.
+	for _, x := range []*Exchange{page("/admin/", 200, true), page("/admin/week", 200, true), page("/admin/", 303, false), page("/admin", 303, false)} {
+		if p := c.Check(x); len(p) > 0 {
+			t.Errorf("a true console answer fails: %v", p)
+		}
+	}
+	drifts = append(drifts, []struct {
+		name string
+		x    *Exchange
+		want string
+	}{
+		{"a console page served without a session", page("/admin/", 200, false), "the document refuses this request (API Key salon_console not found"},
+		{"the start page's answer on /admin", page("/admin", 200, true), "response code '200' does not exist"},
+	}...)
 	for _, d := range drifts {
 		t.Run(d.name, func(t *testing.T) {
 			p := c.Check(d.x)

@@ -1,4 +1,16 @@
 # shellcheck shell=bash
+# openapi_npm_ci installs functions/openapi's pinned tools (openapi-typescript,
+# Redocly CLI, TypeScript) exactly as package-lock.json names them, once per
+# shell: on a fresh machine too, from the npm registry.
+openapi_npm_ci() {
+  [ -n "${OPENAPI_NPM_CI_DONE:-}" ] && return 0
+  (cd functions/openapi && npm ci --no-audit --no-fund --loglevel=error >/dev/null) || {
+    echo "npm ci failed in functions/openapi" >&2
+    return 1
+  }
+  OPENAPI_NPM_CI_DONE=1
+}
+
 # check_openapi_types regenerates the TypeScript types of the API's shapes
 # from functions/openapi/openapi.yaml with the pinned openapi-typescript
 # (installed by npm ci from functions/openapi/package-lock.json) and fails when
@@ -6,7 +18,7 @@
 # team copies must be the document's.
 check_openapi_types() {
   local dir=functions/openapi out
-  (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+  openapi_npm_ci || return 1
   out="$(mktemp --suffix=.d.ts)"
   (cd "$dir" && ./node_modules/.bin/openapi-typescript openapi.yaml --output "$out" >/dev/null 2>&1) || {
     echo "openapi-typescript failed on $dir/openapi.yaml" >&2

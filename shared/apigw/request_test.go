@@ -96,6 +96,51 @@ func TestDecodeJSON(t *testing.T) {
 			}
 		}
 	})
+	t.Run("null only where a field allows it", func(t *testing.T) {
+		// encoding/json reads null as "leave the field alone"; the contract
+		// refuses it for every field but those tagged nullable.
+		type inner struct {
+			N *int `json:"n"`
+		}
+		type body struct {
+			Count   *int           `json:"count"`
+			Flag    bool           `json:"flag"`
+			Text    *string        `json:"text"`
+			StaffID *int64         `json:"staffId" apigw:"nullable"`
+			In      inner          `json:"in"`
+			List    []int          `json:"list"`
+			Map     map[string]int `json:"map"`
+			Any     any            `json:"any"`
+		}
+		for text, code := range map[string]string{
+			`{"count":1,"flag":true,"text":"a","staffId":2}`: "",
+			`{"staffId":null}`:        "",
+			`{"count":null}`:          booking.EBADREQUEST,
+			`{"flag":null}`:           booking.EBADREQUEST,
+			`{"text":null}`:           booking.EBADREQUEST,
+			`{"count":1,"text":null}`: booking.EBADREQUEST,
+			`{"in":null}`:             booking.EBADREQUEST,
+			`{"in":{"n":null}}`:       booking.EBADREQUEST,
+			`{"list":null}`:           booking.EBADREQUEST,
+			`{"list":[1,null]}`:       booking.EBADREQUEST,
+			`{"map":{"a":null}}`:      booking.EBADREQUEST,
+			`{"any":null}`:            booking.EBADREQUEST,
+			`{"any":{"x":[null]}}`:    booking.EBADREQUEST,
+		} {
+			v := body{Flag: true}
+			err := DecodeJSON(bodyRequest(text), &v)
+			if got := booking.ErrorCode(err); got != code {
+				t.Errorf("%s: code %q (%v), want %q", text, got, err, code)
+			}
+			if code != "" && (!v.Flag || v.Count != nil || v.Text != nil) {
+				t.Errorf("%s: refused, yet the value changed: %+v", text, v)
+			}
+		}
+		v := body{StaffID: new(int64)}
+		if err := DecodeJSON(bodyRequest(`{"staffId":null}`), &v); err != nil || v.StaffID != nil {
+			t.Errorf("a nullable field's null: err %v, staffId %v, want nil", err, v.StaffID)
+		}
+	})
 	t.Run("a refused body leaves the value alone", func(t *testing.T) {
 		v := login{Code: "before"}
 		if err := DecodeJSON(bodyRequest(`{"code":"after","CODE":"x"}`), &v); err == nil || v.Code != "before" {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"strconv"
 	"strings"
 
 	"salon/shared/booking"
@@ -18,7 +19,13 @@ import (
 //     {"slotId":1,"slotId":2} would silently mean slot 2);
 //   - a key that names a struct field only case-insensitively (encoding/json
 //     folds case, and folds 'ſ' to 's' and 'K' (Kelvin) to 'k'), so
-//     {"SLOTID":36} would mean slotId.
+//     {"SLOTID":36} would mean slotId;
+//   - null anywhere inside the body (a field's value, an array's element, a
+//     map's value) unless the field is on the allow-list of nullable fields: its
+//     struct tag says `apigw:"nullable"`. encoding/json decodes null into any
+//     field as "leave it alone", so {"capacity":null} would read as a body
+//     without capacity and {"forfeitDeposit":null} as false; the contract
+//     refuses null for every field it does not mark nullable.
 //
 // It answers BAD_REQUEST for those, nil for a body that passes, and errSyntax
 // when the body is not well-formed JSON: the decoder then reports that in its
@@ -26,7 +33,7 @@ import (
 func checkKeys(body []byte, t reflect.Type) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber() // numbers stay text: 1e309 is the decoder's to judge, not an error here
-	return (&keyWalker{dec: dec}).value(t, 0)
+	return (&keyWalker{dec: dec}).value(t, 0, "", false)
 }
 
 var errSyntax = errors.New("not well-formed JSON")
@@ -36,7 +43,10 @@ const maxDepth = 10000
 
 type keyWalker struct{ dec *json.Decoder }
 
-func (w *keyWalker) value(t reflect.Type, depth int) error {
+// value checks the next JSON value, to be decoded into t; at names where it
+// is (a field's key, "[]" for an element) for the message, and nullable says
+// whether null may stand there.
+func (w *keyWalker) value(t reflect.Type, depth int, at string, nullable bool) error {
 	if depth > maxDepth {
 		return errSyntax
 	}
@@ -46,8 +56,12 @@ func (w *keyWalker) value(t reflect.Type, depth int) error {
 	}
 	t = indirect(t)
 	switch tok {
+	case nil:
+		if depth > 0 && !nullable {
+			return booking.Errorf(booking.EBADREQUEST, "%.40s: null is not a value of this field", at)
+		}
 	case json.Delim('{'):
-		var fields map[string]reflect.Type
+		var fields map[string]field
 		var elem reflect.Type // the type of every value, for a map
 		switch {
 		case t == nil:
@@ -70,15 +84,15 @@ func (w *keyWalker) value(t reflect.Type, depth int) error {
 				return booking.Errorf(booking.EBADREQUEST, "duplicate key %.40q", key)
 			}
 			seen[key] = true
-			next := elem
+			next, nullable := elem, false
 			if fields != nil {
-				ft, ok := fields[key]
+				f, ok := fields[key]
 				if !ok {
 					return booking.Errorf(booking.EBADREQUEST, "unknown field %.40q (names match exactly)", key)
 				}
-				next = ft
+				next, nullable = f.typ, f.nullable
 			}
-			if err := w.value(next, depth+1); err != nil {
+			if err := w.value(next, depth+1, strconv.Quote(key), nullable); err != nil {
 				return err
 			}
 		}
@@ -91,7 +105,7 @@ func (w *keyWalker) value(t reflect.Type, depth int) error {
 			elem = t.Elem()
 		}
 		for w.dec.More() {
-			if err := w.value(elem, depth+1); err != nil {
+			if err := w.value(elem, depth+1, at+"[]", false); err != nil {
 				return err
 			}
 		}
@@ -123,11 +137,24 @@ func indirect(t reflect.Type) reflect.Type {
 	return t
 }
 
+// field is a struct field as the body names it: the type its value decodes
+// into, and whether null may stand for it.
+type field struct {
+	typ      reflect.Type
+	nullable bool
+}
+
+// NullableTag is the struct tag that puts a request field on the allow-list of
+// nullable fields (`json:"staffId" apigw:"nullable"`): the contract marks it
+// nullable, and null means something there (it decodes into a nil pointer).
+// Every other field refuses null.
+const NullableTag = "nullable"
+
 // fieldsOf lists the JSON names of struct t as encoding/json names them: the
 // tag's name, else the Go name; "-" skipped; unexported fields skipped; the
 // fields of an untagged embedded struct promoted (the outer name wins).
-func fieldsOf(t reflect.Type) map[string]reflect.Type {
-	out := map[string]reflect.Type{}
+func fieldsOf(t reflect.Type) map[string]field {
+	out := map[string]field{}
 	var promoted []reflect.Type
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
@@ -148,7 +175,7 @@ func fieldsOf(t reflect.Type) map[string]reflect.Type {
 		if name == "" {
 			name = f.Name
 		}
-		out[name] = f.Type
+		out[name] = field{typ: f.Type, nullable: f.Tag.Get("apigw") == NullableTag}
 	}
 	for _, et := range promoted {
 		for name, ft := range fieldsOf(et) {

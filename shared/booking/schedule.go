@@ -46,8 +46,8 @@ func (s *Schedule) Slots(loc *time.Location) ([]ScheduledSlot, error) {
 	if days := int(to.Sub(from).Hours()/24) + 1; days > maxScheduleDays {
 		return bad("schedule: %d days, at most %d per request", days, maxScheduleDays)
 	}
-	open, err1 := time.Parse("15:04", s.Open)
-	closing, err2 := time.Parse("15:04", s.Close)
+	open, err1 := ParseClock(s.Open)
+	closing, err2 := ParseClock(s.Close)
 	if err1 != nil || err2 != nil {
 		return bad("schedule: open/close must be HH:MM")
 	}
@@ -74,6 +74,20 @@ func (s *Schedule) Slots(loc *time.Location) ([]ScheduledSlot, error) {
 		}
 	}
 	return out, nil
+}
+
+// ParseClock reads a time of day of the API: HH:MM, two digits each, 00:00 to
+// 23:59 (functions/README.md, "Conventions"). Go's "15:04" alone also takes a
+// one-digit hour ("9:00"), which the contract refuses.
+func ParseClock(s string) (time.Time, error) {
+	if len(s) != len("15:04") || s[2] != ':' {
+		return time.Time{}, Errorf(EBADREQUEST, "time of day %.40q is not HH:MM", s)
+	}
+	t, err := time.Parse("15:04", s)
+	if err != nil {
+		return time.Time{}, Errorf(EBADREQUEST, "time of day %.40q is not HH:MM", s)
+	}
+	return t, nil
 }
 
 // The years a date of the API may name (functions/README.md, "Conventions").

@@ -113,3 +113,22 @@ func TestParseDate(t *testing.T) {
 		t.Errorf("schedule in year 999: %d slots, %v", len(slots), err)
 	}
 }
+
+// TestParseClock: a time of day is HH:MM, two digits each (Go's "15:04" alone
+// takes "9:00").
+func TestParseClock(t *testing.T) {
+	for _, s := range []string{"00:00", "09:00", "10:30", "23:59"} {
+		if _, err := ParseClock(s); err != nil {
+			t.Errorf("%q: %v", s, err)
+		}
+	}
+	for _, s := range []string{"", "9:00", "9:0", "09:0", "0900", "09.00", " 9:00", "+9:00", "09:00 ", "24:00", "12:60", "１０:00", "09:00:00", "9:00am"} {
+		if _, err := ParseClock(s); !IsCode(err, EBADREQUEST) {
+			t.Errorf("%q: %v, want BAD_REQUEST", s, err)
+		}
+		sched := Schedule{From: "2026-12-01", To: "2026-12-01", Open: s, Close: "21:00", SlotMinutes: ptr(90), Capacity: ptr(3), PriceFen: ptr(int64(0))}
+		if _, err := sched.Slots(time.UTC); !IsCode(err, EBADREQUEST) {
+			t.Errorf("a schedule opening at %q: %v, want BAD_REQUEST", s, err)
+		}
+	}
+}

@@ -124,6 +124,10 @@ func LoginRouter(e *instance.Env) *apigw.Router {
 	return rt
 }
 
+// maxLoginCodeChars bounds the code of wx.login() a client may send, in
+// characters.
+const maxLoginCodeChars = 128
+
 func (s *Server) login(w http.ResponseWriter, r *http.Request, d *instance.Deps) error {
 	if err := d.Cfg.Require(loginFunction.Required...); err != nil {
 		return err
@@ -134,8 +138,10 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request, d *instance.Deps)
 	if err := apigw.DecodeJSON(r, &body); err != nil {
 		return err
 	}
-	if body.Code == "" || len(body.Code) > 128 {
-		return booking.Errorf(booking.EBADREQUEST, "code: want 1-128 characters")
+	// The limit counts characters, as the document says (maxLength counts
+	// characters), not bytes.
+	if n := utf8.RuneCountInString(body.Code); n == 0 || n > maxLoginCodeChars {
+		return booking.Errorf(booking.EBADREQUEST, "code: want 1-%d characters", maxLoginCodeChars)
 	}
 	wctx, cancel := context.WithTimeout(r.Context(), s.env.LoginTimeoutOrDefault())
 	defer cancel()

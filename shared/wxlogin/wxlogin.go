@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"salon/shared/booking"
 )
@@ -20,7 +21,9 @@ import (
 const DefaultBaseURL = "https://api.weixin.qq.com"
 
 const (
-	maxCodeLen      = 256
+	// maxCodeBytes bounds the code sent in the query: the login handler takes
+	// at most 128 characters, which UTF-8 spells in at most 512 bytes.
+	maxCodeBytes    = 128 * utf8.UTFMax
 	maxResponseSize = 64 << 10
 )
 
@@ -61,7 +64,7 @@ func (c *Client) Code2Session(ctx context.Context, code string) (openid string, 
 	if c.AppSecret == "" {
 		return "", booking.Errorf(booking.EINTERNAL, "missing required setting WX_APPSECRET")
 	}
-	if code == "" || len(code) > maxCodeLen {
+	if code == "" || len(code) > maxCodeBytes {
 		return "", booking.Errorf(booking.EBADREQUEST, "login code of %d bytes", len(code))
 	}
 	base := strings.TrimRight(c.BaseURL, "/")

@@ -43,7 +43,8 @@ func TestCode2Session(t *testing.T) {
 		{name: "wrong secret", secret: "wrong-" + secret, code: "071abc", errCode: booking.EINTERNAL, detail: "40125"},
 		{name: "wrong appid", appID: "wxother", code: "071abc", errCode: booking.EINTERNAL, detail: "40013"},
 		{name: "empty code", code: "", errCode: booking.EBADREQUEST},
-		{name: "huge code", code: strings.Repeat("c", 300), errCode: booking.EBADREQUEST},
+		{name: "huge code", code: strings.Repeat("c", 513), errCode: booking.EBADREQUEST},
+		{name: "128 four-byte characters", code: strings.Repeat("\U0001F485", 128), want: wxloginsim.OpenID(appID, strings.Repeat("\U0001F485", 128))},
 		{name: "code needing escaping", code: "a&secret=x#y", want: wxloginsim.OpenID(appID, "a&secret=x#y")},
 	}
 	for _, tt := range tests {
