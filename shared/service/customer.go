@@ -27,7 +27,7 @@ func (s *Service) UpdateMe(ctx context.Context, openid string, u MeUpdate) (*boo
 	}
 	var name, phone *string
 	if u.Name != nil {
-		n, err := booking.CleanName(*u.Name)
+		n, err := booking.CleanName(*u.Name, booking.MaxNameLen)
 		if err != nil {
 			return nil, err
 		}
