@@ -24,11 +24,14 @@ type Customer struct {
 	NoShows90d int
 }
 
-// MaxNameLen and MaxNoteLen are in characters, as the columns of t_customer.
+// MaxNameLen and MaxNoteLen are in characters: a name as the column of
+// t_customer, a note as the salon may type it. MaxKeptNoteLen is the column of
+// the note, with room for the notes of customers who became one (JoinNotes).
 const (
-	MaxNameLen = 20
-	MaxNoteLen = 200
-	PhoneLen   = 11
+	MaxNameLen     = 20
+	MaxNoteLen     = 200
+	MaxKeptNoteLen = 1000
+	PhoneLen       = 11
 )
 
 // CleanName is the one rule for every name a person types (a customer's own,
@@ -95,6 +98,23 @@ func CleanNote(s string) (string, error) {
 		return "", Errorf(EBADREQUEST, "note: control characters")
 	}
 	return s, nil
+}
+
+// JoinNotes is the note of two customers who became one (a walk-in's phone
+// joined a mini-program customer): both, hers first, each on its own line; the
+// same note once. Past MaxKeptNoteLen characters the end is cut off.
+func JoinNotes(mine, theirs string) string {
+	switch {
+	case theirs == "" || theirs == mine:
+		return mine
+	case mine == "":
+		return theirs
+	}
+	j := []rune(mine + "\n" + theirs)
+	if len(j) > MaxKeptNoteLen {
+		j = j[:MaxKeptNoteLen]
+	}
+	return string(j)
 }
 
 // ValidPhone reports whether s is a phone number the salon may write down: 11

@@ -104,6 +104,22 @@ func TestCleanNote(t *testing.T) {
 	}
 }
 
+func TestJoinNotes(t *testing.T) {
+	long, other := strings.Repeat("注", 600), strings.Repeat("备", 600)
+	for _, c := range []struct{ mine, theirs, want string }{
+		{"", "", ""},
+		{"喜欢裸色", "", "喜欢裸色"},
+		{"", "对甲油胶过敏", "对甲油胶过敏"},
+		{"喜欢裸色", "对甲油胶过敏", "喜欢裸色\n对甲油胶过敏"},
+		{"对甲油胶过敏", "对甲油胶过敏", "对甲油胶过敏"},
+		{long, other, string([]rune(long + "\n" + other)[:MaxKeptNoteLen])},
+	} {
+		if got := JoinNotes(c.mine, c.theirs); got != c.want {
+			t.Errorf("JoinNotes(%q, %q) = %q, want %q", c.mine, c.theirs, got, c.want)
+		}
+	}
+}
+
 func TestPhoneFormatAndMask(t *testing.T) {
 	for _, c := range []struct {
 		in    string

@@ -20,7 +20,8 @@ type MeUpdate struct {
 // UpdateMe sets the customer's name (booking.CleanName's rules) and/or her
 // phone number, exchanged with WeChat for the code. Everything is checked
 // before WeChat is asked, so a bad name never uses up a code, and nothing is
-// written unless the exchange succeeded.
+// written unless the exchange succeeded. A phone is one customer: a walk-in
+// customer with her number becomes her (see mysql's UpdateCustomer).
 func (s *Service) UpdateMe(ctx context.Context, openid string, u MeUpdate) (*booking.Customer, error) {
 	if u.Name == nil && u.PhoneCode == nil {
 		return nil, booking.Errorf(booking.EBADREQUEST, "want name and/or phoneCode")
