@@ -1007,6 +1007,10 @@ export interface components {
             /** @enum {unknown} */
             code?: "SOLD_OUT" | "ACTIVE_BOOKING_EXISTS";
         };
+        Error409Me: components["schemas"]["Error"] & {
+            /** @enum {unknown} */
+            code?: "ACTIVE_BOOKING_EXISTS";
+        };
         Error409Door: components["schemas"]["Error"] & {
             /** @enum {unknown} */
             code?: "INVALID_STATE" | "TOO_EARLY";
@@ -1672,7 +1676,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description 1-20 characters after trimming, no control characters. */
+                    /** @description 1-20 characters after trimming, kept in NFC; at least one letter or digit, nothing invisible (control, format, private-use characters, U+FFFD, Hangul fillers). */
                     name?: string;
                     /** @description The `code` of `<button open-type="getPhoneNumber">`'s event. */
                     phoneCode?: string;
@@ -1691,6 +1695,15 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            /** @description The phone is a walk-in customer's who holds an unfinished booking while she holds one too; nothing changed. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error409Me"];
+                };
+            };
             413: components["responses"]["PayloadTooLarge"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
