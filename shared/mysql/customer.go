@@ -391,6 +391,26 @@ func walkInCustomer(ctx context.Context, tx *sql.Tx, req booking.WalkInRequest) 
 	return id, openid, err
 }
 
+// OpenBookingOfPhone returns the unfinished (pending or confirmed) booking of
+// the customer with phone, with her, for the salon to see which booking
+// refused a walk-in; NOT_FOUND when she holds none or nobody has the phone.
+// Each key of "unfinished" is looked up by its own unique key.
+func (db *DB) OpenBookingOfPhone(ctx context.Context, phone string) (*booking.Booking, error) {
+	for _, where := range []string{
+		`WHERE b.active_customer = (SELECT customer_id FROM t_customer WHERE phone = ?)`,
+		`WHERE b.active_openid = (SELECT openid FROM t_customer WHERE phone = ?)`,
+	} {
+		bs, err := db.listBookings(ctx, where, phone)
+		if err != nil {
+			return nil, err
+		}
+		if len(bs) > 0 {
+			return bs[0], db.AttachCustomers(ctx, bs[:1])
+		}
+	}
+	return nil, booking.Errorf(booking.ENOTFOUND, "no unfinished booking of that phone")
+}
+
 // CustomerHistory returns customer id with her counts and her bookings, newest
 // first, at most limit: her mini-program bookings (openid) and the salon's for
 // her (customer_id). An unknown id is NOT_FOUND.

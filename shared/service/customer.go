@@ -79,6 +79,20 @@ func (s *Service) WalkIn(ctx context.Context, req booking.WalkInRequest) (*booki
 	return s.store.WalkIn(ctx, req)
 }
 
+// OpenBookingOfPhone is the unfinished booking of the customer with phone,
+// with her: the one that refuses a walk-in with that phone
+// (ACTIVE_BOOKING_EXISTS), for the salon to see which. NOT_FOUND when there is
+// none; a phone that is not 11 digits is BAD_REQUEST.
+func (s *Service) OpenBookingOfPhone(ctx context.Context, phone string) (*booking.Booking, error) {
+	if _, err := allow(ctx, booking.ActionWalkIn); err != nil {
+		return nil, err
+	}
+	if !booking.ValidPhone(phone) {
+		return nil, booking.Errorf(booking.EBADREQUEST, "phone: want %d digits", booking.PhoneLen)
+	}
+	return s.store.OpenBookingOfPhone(ctx, phone)
+}
+
 // WithCustomers fills in the customer of each booking for the salon's views:
 // name, phone, visits, no-shows in 90 days, the salon's note.
 func (s *Service) WithCustomers(ctx context.Context, bs ...*booking.Booking) error {

@@ -48,6 +48,9 @@ type Customers interface {
 	// CustomerHistory is a customer with her bookings, newest first.
 	CustomerHistory(ctx context.Context, id int64, limit int) (*booking.Customer, []*booking.Booking, error)
 	WalkIn(ctx context.Context, req booking.WalkInRequest) (*booking.Booking, error)
+	// OpenBookingOfPhone is the unfinished booking of the customer with the
+	// phone, with her (NOT_FOUND: none).
+	OpenBookingOfPhone(ctx context.Context, phone string) (*booking.Booking, error)
 }
 
 // Slots are the schedule.
