@@ -278,13 +278,6 @@ func (db *DB) AttachCustomers(ctx context.Context, bs []*booking.Booking) error 
 // up, closed or ended since the transaction's first read.
 var errNoSeat = errors.New("mysql: walk-in: no seat taken")
 
-func nullString(s *string) any {
-	if s == nil {
-		return nil
-	}
-	return *s
-}
-
 // WalkIn takes a seat for someone at the counter or on the phone: the booking
 // booking.Policy.NewHold defines for a walk-in (confirmed, 0 fen: paid in the
 // shop), no WeChat order, no messages, the audit record walk_in by the salon.
