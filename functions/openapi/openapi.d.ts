@@ -1118,6 +1118,10 @@ export interface components {
             /** @enum {string} */
             code?: "SOLD_OUT" | "ACTIVE_BOOKING_EXISTS";
         };
+        Error409Me: components["schemas"]["Error"] & {
+            /** @enum {string} */
+            code?: "ACTIVE_BOOKING_EXISTS";
+        };
         Error409Door: components["schemas"]["Error"] & {
             /** @enum {string} */
             code?: "INVALID_STATE" | "TOO_EARLY";
@@ -1782,6 +1786,15 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            /** @description The phone is a walk-in customer's who holds an unfinished booking while she holds one too; nothing changed. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error409Me"];
+                };
+            };
             413: components["responses"]["PayloadTooLarge"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];

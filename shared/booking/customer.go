@@ -5,6 +5,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // Customer is one customer of the salon: a mini-program customer (OpenID set)
@@ -22,29 +24,63 @@ type Customer struct {
 	NoShows90d int
 }
 
-// MaxNameLen and MaxNoteLen are in characters, as the columns of t_customer.
+// MaxNameLen and MaxNoteLen are in characters: a name as the column of
+// t_customer, a note as the salon may type it. MaxKeptNoteLen is the column of
+// the note, with room for the notes of customers who became one (JoinNotes).
 const (
-	MaxNameLen = 20
-	MaxNoteLen = 200
-	PhoneLen   = 11
+	MaxNameLen     = 20
+	MaxNoteLen     = 200
+	MaxKeptNoteLen = 1000
+	PhoneLen       = 11
 )
 
-// CleanName is the name as it is kept: trimmed, then 1-MaxNameLen characters
-// of valid UTF-8 with no control characters; anything else is BAD_REQUEST.
-func CleanName(s string) (string, error) {
+// CleanName is the one rule for every name a person types (a customer's own,
+// a walk-in's, a staff account's and the name signed in with; each caller
+// gives its own maxLen): trimmed, in Unicode NFC, then 1-maxLen characters
+// counted after both, at least one of them a letter or a digit (Unicode L or
+// N), and none of them invisible or breaking the text: control (Cc), format
+// (Cf: bidirectional overrides and isolates, zero-width characters, the soft
+// hyphen, the byte-order mark), private-use (Co) or surrogate (Cs) characters,
+// line and paragraph separators, U+FFFD (the mark of a broken text) and the
+// Hangul fillers, which are letters that draw nothing (isFiller). Anything
+// else is BAD_REQUEST; what it returns is the name as it is kept.
+func CleanName(s string, maxLen int) (string, error) {
 	if !utf8.ValidString(s) {
 		return "", Errorf(EBADREQUEST, "name: not valid UTF-8")
 	}
-	s = strings.TrimSpace(s)
-	switch n := utf8.RuneCountInString(s); {
+	s = norm.NFC.String(strings.TrimSpace(s))
+	n := utf8.RuneCountInString(s)
+	switch {
 	case n == 0:
 		return "", Errorf(EBADREQUEST, "name: empty")
-	case n > MaxNameLen:
-		return "", Errorf(EBADREQUEST, "name: %d characters, at most %d", n, MaxNameLen)
-	case strings.ContainsFunc(s, unicode.IsControl):
-		return "", Errorf(EBADREQUEST, "name: control characters")
+	case n > maxLen:
+		return "", Errorf(EBADREQUEST, "name: %d characters, at most %d", n, maxLen)
+	}
+	seen := false
+	for _, r := range s {
+		switch {
+		case unicode.In(r, unicode.Cc, unicode.Cf, unicode.Co, unicode.Cs, unicode.Zl, unicode.Zp):
+			return "", Errorf(EBADREQUEST, "name: invisible or control character U+%04X", r)
+		case r == utf8.RuneError || isFiller(r):
+			return "", Errorf(EBADREQUEST, "name: character U+%04X", r)
+		case unicode.In(r, unicode.L, unicode.N):
+			seen = true
+		}
+	}
+	if !seen {
+		return "", Errorf(EBADREQUEST, "name: no letter or digit")
 	}
 	return s, nil
+}
+
+// isFiller reports the Hangul fillers: Unicode letters (Lo) that draw nothing,
+// so a name of them alone would look empty.
+func isFiller(r rune) bool {
+	switch r {
+	case '\u115F', '\u1160', '\u3164', '\uFFA0':
+		return true
+	}
+	return false
 }
 
 // CleanNote is the salon's note as it is kept: at most MaxNoteLen characters of
@@ -62,6 +98,23 @@ func CleanNote(s string) (string, error) {
 		return "", Errorf(EBADREQUEST, "note: control characters")
 	}
 	return s, nil
+}
+
+// JoinNotes is the note of two customers who became one (a walk-in's phone
+// joined a mini-program customer): both, hers first, each on its own line; the
+// same note once. Past MaxKeptNoteLen characters the end is cut off.
+func JoinNotes(mine, theirs string) string {
+	switch {
+	case theirs == "" || theirs == mine:
+		return mine
+	case mine == "":
+		return theirs
+	}
+	j := []rune(mine + "\n" + theirs)
+	if len(j) > MaxKeptNoteLen {
+		j = j[:MaxKeptNoteLen]
+	}
+	return string(j)
 }
 
 // ValidPhone reports whether s is a phone number the salon may write down: 11
@@ -103,12 +156,12 @@ type WalkInRequest struct {
 }
 
 // Clean checks the request and returns it as it is kept: the name by
-// CleanName's rules, the phone "" or 11 digits.
+// CleanName's rules (at most MaxNameLen), the phone "" or 11 digits.
 func (r WalkInRequest) Clean() (WalkInRequest, error) {
 	if r.SlotID <= 0 {
 		return r, Errorf(EBADREQUEST, "slotId: want a positive integer")
 	}
-	name, err := CleanName(r.Name)
+	name, err := CleanName(r.Name, MaxNameLen)
 	if err != nil {
 		return r, err
 	}

@@ -6,6 +6,10 @@ import (
 	"time"
 )
 
+// TestCleanName is the one rule for every typed name, character by character:
+// each invisible, bidirectional, filler or broken character is refused, alone
+// and inside a name; the name is kept trimmed and in NFC, and its length is
+// counted after both.
 func TestCleanName(t *testing.T) {
 	for _, c := range []struct {
 		in, want string
@@ -13,23 +17,69 @@ func TestCleanName(t *testing.T) {
 	}{
 		{"王小美", "王小美", true},
 		{"  Amy Li \t", "Amy Li", true},
+		{"\u3000小美\u3000", "小美", true}, // ideographic spaces trimmed
+		{"Anne-Marie O'Neil", "Anne-Marie O'Neil", true},
+		{"小美 2", "小美 2", true},
+		{"7", "7", true}, // a digit is enough
 		{strings.Repeat("美", 20), strings.Repeat("美", 20), true},
 		{" " + strings.Repeat("a", 20) + " ", strings.Repeat("a", 20), true},
 		{strings.Repeat("美", 21), "", false},
+		// NFC: e + combining acute is kept as é, and counted as one character.
+		{"Rene\u0301e", "Ren\u00e9e", true},
+		{strings.Repeat("e\u0301", 20), strings.Repeat("\u00e9", 20), true},
+		{strings.Repeat("e\u0301", 21), "", false},
+		{"\uAC00", "\uAC00", true},       // 가, a Hangul syllable
+		{"\u1100\u1161", "\uAC00", true}, // its jamo, composed by NFC
 		{"", "", false},
 		{"   ", "", false},
 		{"a\nb", "", false},
 		{"a\x00b", "", false},
 		{"a\u0085b", "", false}, // NEL, a C1 control character
 		{"\xff\xfe", "", false},
+		{"a\u202Eb", "", false},   // right-to-left override
+		{"\u202Eevil", "", false}, // leading, not trimmed away
+		{"a\u202Db", "", false},   // left-to-right override
+		{"a\u200Fb", "", false},   // right-to-left mark
+		{"a\u2066b", "", false},   // left-to-right isolate
+		{"a\u2067b", "", false},   // right-to-left isolate
+		{"a\u2068b", "", false},   // first strong isolate
+		{"a\u2069b", "", false},   // pop directional isolate
+		{"\u200B", "", false},     // zero-width space alone
+		{"\u200B\u200C\u200D\u2060", "", false},
+		{"a\u200Bb", "", false},
+		{"\uFEFF", "", false},   // byte-order mark alone
+		{"\uFEFF小美", "", false}, // and leading
+		{"\u00AD", "", false},   // a lone soft hyphen
+		{"a\u00ADb", "", false},
+		{"\u3164", "", false}, // Hangul filler
+		{"\u3164\u3164", "", false},
+		{"a\u3164", "", false},
+		{"\u115F", "", false},   // Hangul choseong filler
+		{"\u1160", "", false},   // Hangul jungseong filler
+		{"\uFFA0", "", false},   // halfwidth Hangul filler
+		{"a\uFFFDb", "", false}, // replacement character
+		{"\uE000", "", false},   // private use
+		{"a\U000F0000", "", false},
+		{"a\u2028b", "", false}, // line separator
+		{"a\u2029b", "", false}, // paragraph separator
+		{"...", "", false},      // no letter or digit
+		{"😀", "", false},
+		{"- -", "", false},
 	} {
-		got, err := CleanName(c.in)
+		got, err := CleanName(c.in, MaxNameLen)
 		if (err == nil) != c.ok || got != c.want {
 			t.Errorf("CleanName(%q) = %q, %v; want %q ok=%v", c.in, got, err, c.want, c.ok)
 		}
 		if err != nil && !IsCode(err, EBADREQUEST) {
 			t.Errorf("CleanName(%q): %v is not BAD_REQUEST", c.in, err)
 		}
+	}
+	// Each caller has its own length.
+	if got, err := CleanName(strings.Repeat("美", 40), 40); err != nil || got != strings.Repeat("美", 40) {
+		t.Errorf("40 characters at most 40: %q, %v", got, err)
+	}
+	if _, err := CleanName(strings.Repeat("美", 41), 40); !IsCode(err, EBADREQUEST) {
+		t.Errorf("41 characters at most 40: %v", err)
 	}
 }
 
@@ -50,6 +100,22 @@ func TestCleanNote(t *testing.T) {
 		got, err := CleanNote(c.in)
 		if (err == nil) != c.ok || got != c.want {
 			t.Errorf("CleanNote(%q) = %q, %v; want %q ok=%v", c.in, got, err, c.want, c.ok)
+		}
+	}
+}
+
+func TestJoinNotes(t *testing.T) {
+	long, other := strings.Repeat("注", 600), strings.Repeat("备", 600)
+	for _, c := range []struct{ mine, theirs, want string }{
+		{"", "", ""},
+		{"喜欢裸色", "", "喜欢裸色"},
+		{"", "对甲油胶过敏", "对甲油胶过敏"},
+		{"喜欢裸色", "对甲油胶过敏", "喜欢裸色\n对甲油胶过敏"},
+		{"对甲油胶过敏", "对甲油胶过敏", "对甲油胶过敏"},
+		{long, other, string([]rune(long + "\n" + other)[:MaxKeptNoteLen])},
+	} {
+		if got := JoinNotes(c.mine, c.theirs); got != c.want {
+			t.Errorf("JoinNotes(%q, %q) = %q, want %q", c.mine, c.theirs, got, c.want)
 		}
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"golang.org/x/crypto/bcrypt"
@@ -117,27 +116,18 @@ type StaffUpdate struct {
 	PasswordHash *string
 }
 
-// CheckStaffName checks the name of a new account: 1 to 40 characters, no
-// leading or trailing space, no control characters, and not the built-in
-// owner's (compared without case, as the database compares names).
-func CheckStaffName(name string) error {
-	n := utf8.RuneCountInString(name)
-	switch {
-	case !utf8.ValidString(name):
-		return Errorf(EBADREQUEST, "name is not UTF-8")
-	case n == 0 || n > StaffNameMaxRunes:
-		return Errorf(EBADREQUEST, "name must have 1 to %d characters", StaffNameMaxRunes)
-	case strings.TrimSpace(name) != name:
-		return Errorf(EBADREQUEST, "name has leading or trailing space")
-	case strings.EqualFold(name, OwnerName):
-		return Errorf(EBADREQUEST, "the name %s is the built-in owner's", OwnerName)
+// CleanStaffName is the name of a new account as it is kept: CleanName's rule
+// with at most StaffNameMaxRunes characters, and not the built-in owner's
+// (compared without case, as the database compares names).
+func CleanStaffName(name string) (string, error) {
+	name, err := CleanName(name, StaffNameMaxRunes)
+	if err != nil {
+		return "", err
 	}
-	for _, r := range name {
-		if unicode.IsControl(r) || r == unicode.ReplacementChar {
-			return Errorf(EBADREQUEST, "name has a control character")
-		}
+	if strings.EqualFold(name, OwnerName) {
+		return "", Errorf(EBADREQUEST, "the name %s is the built-in owner's", OwnerName)
 	}
-	return nil
+	return name, nil
 }
 
 // CheckPassword checks a new password: at least 10 characters and at most 72

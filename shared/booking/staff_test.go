@@ -6,28 +6,33 @@ import (
 	"time"
 )
 
-func TestCheckStaffName(t *testing.T) {
+func TestCleanStaffName(t *testing.T) {
 	for _, tt := range []struct {
-		name string
-		ok   bool
+		name, want string
+		ok         bool
 	}{
-		{"小美", true},
-		{"Amy Chen", true},
-		{strings.Repeat("美", 40), true},
-		{strings.Repeat("美", 41), false},
-		{"", false},
-		{" amy", false},
-		{"amy ", false},
-		{"a\tb", false},
-		{"a\nb", false},
-		{"admin", false},
-		{"Admin", false},
-		{"ADMIN", false},
-		{"admin2", true},
-		{"\xff", false},
+		{"小美", "小美", true},
+		{"Amy Chen", "Amy Chen", true},
+		{strings.Repeat("美", 40), strings.Repeat("美", 40), true},
+		{strings.Repeat("美", 41), "", false},
+		{"", "", false},
+		{" amy", "amy", true}, // trimmed, as every typed name
+		{"amy ", "amy", true},
+		{"a\tb", "", false},
+		{"a\nb", "", false},
+		{"admin", "", false},
+		{"Admin", "", false},
+		{"ADMIN", "", false},
+		{" admin ", "", false},
+		{"admin2", "admin2", true},
+		{"\xff", "", false},
+		{"amy\u202E", "", false}, // CleanName's rule (its own test has each character)
+		{"\u3164", "", false},
+		{"Rene\u0301e", "Ren\u00e9e", true},
 	} {
-		if err := CheckStaffName(tt.name); (err == nil) != tt.ok || err != nil && ErrorCode(err) != EBADREQUEST {
-			t.Errorf("CheckStaffName(%q) = %v, want ok %v", tt.name, err, tt.ok)
+		got, err := CleanStaffName(tt.name)
+		if (err == nil) != tt.ok || got != tt.want || err != nil && ErrorCode(err) != EBADREQUEST {
+			t.Errorf("CleanStaffName(%q) = %q, %v, want %q ok %v", tt.name, got, err, tt.want, tt.ok)
 		}
 	}
 }

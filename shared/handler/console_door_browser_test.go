@@ -247,10 +247,24 @@ func TestConsoleShowsTheCustomer(t *testing.T) {
 	if st := b.submit(form + " button"); st != http.StatusOK {
 		t.Fatalf("second walk-in: %d", st)
 	}
-	if msg := b.text("#flash.bad"); !strings.Contains(msg, "已有一个未完成的预约") {
-		t.Fatalf("a second booking for her says %q", msg)
+	// The refusal names the booking she holds (her name, its time, a link to
+	// it), and the form still holds what was typed.
+	when := s.slotStart(slot).In(shanghai(t)).Format("15:04")
+	if msg := b.text("#flash.bad"); !strings.Contains(msg, "已有一个未完成的预约") || !strings.Contains(msg, "赵敏") || !strings.Contains(msg, when) {
+		t.Fatalf("a second booking for her says %q, want her name and %s", msg, when)
 	}
+	if href := b.attr("#flash-link", "href"); !strings.HasSuffix(href, fmt.Sprintf("booking?q=%d", id)) {
+		t.Fatalf("the refusal links to %q, want booking %d", href, id)
+	}
+	if name, phone := eval[string](b, `document.querySelector('`+form+` input[name="name"]').value`),
+		eval[string](b, `document.querySelector('`+form+` input[name="phone"]').value`); name != "赵敏" || phone != "13900139000" {
+		t.Fatalf("the form after the refusal holds %q %q", name, phone)
+	}
+	b.shot("walkin-refused")
 	s.unchanged(before, "a refused walk-in")
+	if st := b.submit("#flash-link"); st != http.StatusOK || !strings.Contains(b.text("#who"), "赵敏") {
+		t.Fatalf("the refusal's link: %d, the page shows %q", st, b.text("#who"))
+	}
 }
 
 // TestConsoleMovesABooking: 改约 on today's list offers the free slots of the

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"salon/shared/booking"
 	"salon/shared/mysql/mysqltest"
 	"salon/shared/wxlogin/wxloginsim"
 )
@@ -59,6 +60,13 @@ func TestMeNameAndPhone(t *testing.T) {
 		map[string]any{"name": strings.Repeat("美", 21)},
 		map[string]any{"name": "a\nb"},
 		map[string]any{"name": "tab\there"},
+		// Invisible and bidirectional characters (booking's TestCleanName has each).
+		map[string]any{"name": "\u202Eevil"},
+		map[string]any{"name": "\u200B\u200B"},
+		map[string]any{"name": "\uFEFF"},
+		map[string]any{"name": "小\u2066美"},
+		map[string]any{"name": "\u3164"},
+		map[string]any{"name": "\u00AD"},
 		map[string]any{},
 		map[string]any{"nickname": "x"},
 		map[string]any{"name": 7},
@@ -259,7 +267,8 @@ func TestWalkIn(t *testing.T) {
 	before := s.dbState()
 	s.wantError(s.walkIn(map[string]any{"slotId": now, "name": "王", "phone": "13700001111"}), 409, "ACTIVE_BOOKING_EXISTS")
 	s.unchanged(before, "a second unfinished booking by phone")
-	// Cancelled, the same phone books again as the same customer, her name kept.
+	// Cancelled, the same phone books again as the same customer; the name the
+	// salon typed before gives way to the one it types now.
 	if a := s.call("POST", fmt.Sprintf("/admin/bookings/%.0f/cancel", wangBooking), testAdmin, nil); a.Status != 200 || obj(t, a.JSON["booking"])["refund"] != nil {
 		t.Fatalf("cancel the phone booking: %d %s", a.Status, a.Body)
 	}
@@ -267,7 +276,7 @@ func TestWalkIn(t *testing.T) {
 	if a.Status != 201 {
 		t.Fatalf("the phone again: %d %s", a.Status, a.Body)
 	}
-	wantCustomer(t, obj(t, obj(t, a.JSON["booking"])["customer"]), map[string]any{"customerId": wang["customerId"], "name": "王先生", "phone": "13700001111"})
+	wantCustomer(t, obj(t, obj(t, a.JSON["booking"])["customer"]), map[string]any{"customerId": wang["customerId"], "name": "王二", "phone": "13700001111"})
 
 	// A mini-program customer who gave her phone: the walk-in is hers, under her
 	// one-unfinished rule, against her online booking too.
@@ -304,6 +313,8 @@ func TestWalkIn(t *testing.T) {
 		{"slotId": later, "name": "  "},
 		{"slotId": later, "name": strings.Repeat("赵", 21)},
 		{"slotId": later, "name": "赵\u0000"},
+		{"slotId": later, "name": "赵\u202E"},
+		{"slotId": later, "name": "\u3164\u3164"},
 		{"slotId": later, "name": "赵", "phone": "1370000111"},
 		{"slotId": later, "name": "赵", "phone": "137-0000-1111"},
 		{"slotId": later, "name": "赵", "phone": 13700001111},
@@ -383,4 +394,210 @@ func TestWalkInRacesOnlineReservesForTheLastSeat(t *testing.T) {
 		}
 	}
 	mysqltest.CheckInvariant(t, s.store)
+}
+
+// phoneCustomers counts the customer rows of a phone.
+func (s *system) phoneCustomers(phone string) int {
+	s.t.Helper()
+	var n int
+	if err := s.store.SQL().QueryRow(`SELECT COUNT(*) FROM t_customer WHERE phone = ?`, phone).Scan(&n); err != nil {
+		s.t.Fatal(err)
+	}
+	return n
+}
+
+// TestConcurrentWalkInsWithOneNewPhone: twenty walk-ins with one phone nobody
+// has yet, at the same moment, through the gateway with real goroutines: one
+// customer row, one booking, the others ACTIVE_BOOKING_EXISTS (one phone is one
+// customer, by its unique key, not by a read first).
+func TestConcurrentWalkInsWithOneNewPhone(t *testing.T) {
+	s := newSystem(t)
+	const n = 20
+	for round, phone := range []string{"13600000001", "13600000002"} {
+		slot := s.slot(time.Duration(round+1)*time.Hour, n, 0)
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		created, refused := 0, 0
+		start := make(chan struct{})
+		for i := 0; i < n; i++ {
+			wg.Add(1)
+			go func(i int) {
+				defer wg.Done()
+				<-start
+				a := s.walkIn(map[string]any{"slotId": slot, "name": fmt.Sprintf("同一人%d", i), "phone": phone})
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case a.Status == 201:
+					created++
+				case a.Status == 409 && a.code() == "ACTIVE_BOOKING_EXISTS":
+					refused++
+				default:
+					t.Errorf("round %d walk-in %d: %d %s", round, i, a.Status, a.Body)
+				}
+			}(i)
+		}
+		close(start)
+		wg.Wait()
+		if created != 1 || refused != n-1 {
+			t.Errorf("round %d: %d booked, %d ACTIVE_BOOKING_EXISTS; want 1 and %d", round, created, refused, n-1)
+		}
+		if c := s.phoneCustomers(phone); c != 1 {
+			t.Errorf("round %d: %d customers with phone %s, want 1", round, c, phone)
+		}
+	}
+	mysqltest.CheckInvariant(t, s.store)
+}
+
+// TestTheSalonsNameNeverReplacesHers: a walk-in with her phone books as her,
+// and the name the salon types never replaces the one she gave herself; it
+// does fill in and replace a name the salon typed before.
+func TestTheSalonsNameNeverReplacesHers(t *testing.T) {
+	s := newSystem(t)
+	const amy, bea = "o-amy-name", "o-bea-name"
+	s.call("PUT", "/me", s.token(amy), map[string]any{"name": "小美", "phoneCode": s.login.PhoneCode("13811110001")})
+	a := s.walkIn(map[string]any{"slotId": s.slot(time.Hour, 2, 0), "name": "王女士", "phone": "13811110001"})
+	if a.Status != 201 {
+		t.Fatalf("walk-in by her phone: %d %s", a.Status, a.Body)
+	}
+	wantCustomer(t, obj(t, obj(t, a.JSON["booking"])["customer"]), map[string]any{"name": "小美", "phone": "13811110001"})
+	if c := s.me(amy); c["name"] != "小美" {
+		t.Errorf("GET /me after the salon typed another name: %v", c)
+	}
+
+	// Bea gave her phone but no name: the salon's names fill it in, the later
+	// one replacing the earlier, until she gives her own.
+	tok := s.token(bea)
+	s.call("PUT", "/me", tok, map[string]any{"phoneCode": s.login.PhoneCode("13811110002")})
+	for i, name := range []string{"李小姐", "李贝贝"} {
+		slot := s.slot(time.Duration(2+i)*time.Hour, 2, 0)
+		a := s.walkIn(map[string]any{"slotId": slot, "name": name, "phone": "13811110002"})
+		if a.Status != 201 {
+			t.Fatalf("walk-in %d: %d %s", i, a.Status, a.Body)
+		}
+		if c := s.me(bea); c["name"] != name {
+			t.Errorf("after the salon typed %s: %v", name, c)
+		}
+		s.call("POST", fmt.Sprintf("/admin/bookings/%.0f/cancel", obj(t, a.JSON["booking"])["bookingId"]), testAdmin, nil)
+	}
+	s.call("PUT", "/me", tok, map[string]any{"name": "Bea"})
+	if a := s.walkIn(map[string]any{"slotId": s.slot(4*time.Hour, 2, 0), "name": "李三", "phone": "13811110002"}); a.Status != 201 {
+		t.Fatalf("walk-in after her own name: %d %s", a.Status, a.Body)
+	}
+	if c := s.me(bea); c["name"] != "Bea" {
+		t.Errorf("the salon's name replaced hers: %v", c)
+	}
+	mysqltest.CheckInvariant(t, s.store)
+}
+
+// TestHerPhoneJoinsTheWalkIn: a walk-in customer the salon knows by phone (a
+// visit, a booking ahead, an allergy noted) gives that phone in the
+// mini-program: one customer from then on, hers, with the walk-in's bookings,
+// visits and note (joined below her own note); her name stays hers.
+func TestHerPhoneJoinsTheWalkIn(t *testing.T) {
+	s := newSystem(t)
+	const phone = "13822220001"
+	const cara = "o-cara-join"
+
+	// The walk-in: a visit (checked in) and the salon's note.
+	a := s.walkIn(map[string]any{"slotId": s.slot(-30*time.Minute, 2, 0), "name": "陈女士", "phone": phone})
+	if a.Status != 201 {
+		t.Fatalf("walk-in: %d %s", a.Status, a.Body)
+	}
+	visit := obj(t, a.JSON["booking"])
+	walkInID := obj(t, visit["customer"])["customerId"]
+	if a := s.call("POST", fmt.Sprintf("/admin/bookings/%.0f/checkin", visit["bookingId"]), testAdmin, nil); a.Status != 200 {
+		t.Fatalf("checkin: %d %s", a.Status, a.Body)
+	}
+	if a := s.call("PATCH", fmt.Sprintf("/admin/customers/%.0f", walkInID), testAdmin, map[string]any{"note": "对甲油胶过敏"}); a.Status != 200 {
+		t.Fatalf("note: %d %s", a.Status, a.Body)
+	}
+	// A phone booking ahead, still unfinished.
+	ahead := s.slot(5*time.Hour, 2, 0)
+	a = s.walkIn(map[string]any{"slotId": ahead, "name": "陈女士", "phone": phone})
+	if a.Status != 201 {
+		t.Fatalf("phone booking ahead: %d %s", a.Status, a.Body)
+	}
+	aheadID := obj(t, a.JSON["booking"])["bookingId"]
+
+	// Cara in the mini-program: her name, the salon's note on her, then the phone.
+	tok := s.token(cara)
+	s.call("PUT", "/me", tok, map[string]any{"name": "Cara"})
+	id, a := s.reserve(cara, s.slot(2*time.Hour, 2, 0))
+	if id == 0 {
+		t.Fatalf("cara reserves: %d %s", a.Status, a.Body)
+	}
+	// While both hold an unfinished booking they cannot become one: she would
+	// hold two. Refused, nothing changes.
+	before := s.dbState()
+	s.wantError(s.call("PUT", "/me", tok, map[string]any{"phoneCode": s.login.PhoneCode(phone)}), 409, "ACTIVE_BOOKING_EXISTS")
+	s.unchanged(before, "a phone whose walk-in holds an unfinished booking while she holds one")
+	if a := s.call("POST", fmt.Sprintf("/bookings/%d/cancel", id), tok, nil); a.Status != 200 {
+		t.Fatalf("cara cancels: %d %s", a.Status, a.Body)
+	}
+	mine := s.customerOf(cara)
+	if a := s.call("PATCH", fmt.Sprintf("/admin/customers/%d", mine.ID), testAdmin, map[string]any{"note": "喜欢裸色"}); a.Status != 200 {
+		t.Fatalf("her note: %d %s", a.Status, a.Body)
+	}
+
+	a = s.call("PUT", "/me", tok, map[string]any{"phoneCode": s.login.PhoneCode(phone)})
+	if a.Status != 200 {
+		t.Fatalf("PUT phoneCode: %d %s", a.Status, a.Body)
+	}
+	wantCustomer(t, obj(t, a.JSON["customer"]), map[string]any{"name": "Cara", "phoneMasked": "138****0001"})
+	if c := s.phoneCustomers(phone); c != 1 {
+		t.Errorf("%d customers with the phone, want 1", c)
+	}
+	// The walk-in's bookings are hers: the one ahead answers with her as its
+	// customer, her visit counted, both notes kept.
+	a = s.call("GET", "/admin/bookings?date="+shopDate(t, time.Now().Add(5*time.Hour)), testAdmin, nil)
+	found := false
+	for _, v := range a.JSON["bookings"].([]any) {
+		if bj := obj(t, v); bj["bookingId"] == aheadID {
+			found = true
+			if bj["openid"] != cara {
+				t.Errorf("the walk-in's booking ahead is not hers: %v", bj)
+			}
+			wantCustomer(t, obj(t, bj["customer"]), map[string]any{"customerId": float64(mine.ID), "name": "Cara", "phone": phone,
+				"visits": 1.0, "note": "喜欢裸色\n对甲油胶过敏"})
+		}
+	}
+	if !found {
+		t.Errorf("the booking ahead is not in the day: %s", a.Body)
+	}
+	var left int
+	s.store.SQL().QueryRow(`SELECT COUNT(*) FROM t_customer WHERE customer_id = ?`, walkInID).Scan(&left)
+	if left != 0 {
+		t.Errorf("the walk-in's row is still there")
+	}
+	// And the salon's next walk-in with the phone books as her, under her rule.
+	s.wantError(s.walkIn(map[string]any{"slotId": s.slot(6*time.Hour, 2, 0), "name": "陈", "phone": phone}), 409, "ACTIVE_BOOKING_EXISTS")
+
+	// Another mini-program customer who gives the same number (WeChat vouches
+	// it is hers now) takes the number only; Cara keeps her bookings and note.
+	const dora = "o-dora-join"
+	if a := s.call("PUT", "/me", s.token(dora), map[string]any{"phoneCode": s.login.PhoneCode(phone)}); a.Status != 200 {
+		t.Fatalf("dora: %d %s", a.Status, a.Body)
+	}
+	if c := s.me(cara); c["phoneMasked"] != nil || c["name"] != "Cara" {
+		t.Errorf("cara after dora took the number: %v", c)
+	}
+	if c := s.customerOf(cara); c.Note != "喜欢裸色\n对甲油胶过敏" || c.Visits != 1 || c.Phone != "" {
+		t.Errorf("cara's record after dora took the number: %v", c)
+	}
+	if c := s.phoneCustomers(phone); c != 1 {
+		t.Errorf("%d customers with the phone, want 1", c)
+	}
+	mysqltest.CheckInvariant(t, s.store)
+}
+
+// customerOf is the customer of openid as the salon's views see her (the
+// store's answer, with her counts and the note).
+func (s *system) customerOf(openid string) *booking.Customer {
+	s.t.Helper()
+	c, err := s.store.CustomerByOpenID(s.t.Context(), openid)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return c
 }

@@ -34,6 +34,8 @@ func TestAdminStaffAccounts(t *testing.T) {
 		{map[string]any{"name": "小丽", "role": "staff", "password": "123456789"}, 400, "BAD_REQUEST"},
 		{map[string]any{"name": "小丽", "role": "staff", "password": "another password", "extra": 1}, 400, "BAD_REQUEST"},
 		{map[string]any{"name": strings.Repeat("丽", 41), "role": "staff", "password": "another password"}, 400, "BAD_REQUEST"},
+		{map[string]any{"name": "小丽\u202E", "role": "staff", "password": "another password"}, 400, "BAD_REQUEST"},
+		{map[string]any{"name": "\u3164", "role": "staff", "password": "another password"}, 400, "BAD_REQUEST"},
 	} {
 		s.wantError(s.call("POST", "/admin/staff", testAdmin, tt.body), tt.status, tt.code)
 	}

@@ -96,18 +96,99 @@ func (db *DB) CustomerByOpenID(ctx context.Context, openid string) (*booking.Cus
 }
 
 // UpdateCustomer sets the name and/or the phone of the mini-program customer of
-// openid (nil leaves one as it is), creating her row the first time.
+// openid (nil leaves one as it is), creating her row the first time. Her name
+// is hers from then on (name_by_customer): a walk-in never replaces it. A phone
+// is one customer (uk_customer_phone), so a phone someone else has is taken
+// over (takePhone): a walk-in's row becomes hers, bookings, visits and note
+// with it; another mini-program customer only loses the number.
 func (db *DB) UpdateCustomer(ctx context.Context, openid string, name, phone *string) (*booking.Customer, error) {
 	if err := ensureCustomers(ctx, db.db, []string{openid}); err != nil {
 		return nil, err
 	}
-	if name != nil || phone != nil {
-		if _, err := db.db.ExecContext(ctx, `UPDATE t_customer SET name = COALESCE(?, name), phone = COALESCE(?, phone),
-			updated_at = UTC_TIMESTAMP(6) WHERE openid = ?`, nullString(name), nullString(phone), openid); err != nil {
-			return nil, err
+	err := db.transact(ctx, nil, func(tx *sql.Tx) error {
+		var me customerRow
+		if err := tx.QueryRowContext(ctx, `SELECT customer_id, openid, name, phone, note FROM t_customer WHERE openid = ? FOR UPDATE`,
+			openid).Scan(&me.id, &me.openid, &me.name, &me.phone, &me.note); err != nil {
+			return err
 		}
+		if name != nil {
+			if _, err := tx.ExecContext(ctx, `UPDATE t_customer SET name = ?, name_by_customer = 1, updated_at = UTC_TIMESTAMP(6)
+				WHERE customer_id = ?`, *name, me.id); err != nil {
+				return err
+			}
+			me.name = sql.NullString{String: *name, Valid: true}
+		}
+		if phone != nil && (!me.phone.Valid || me.phone.String != *phone) {
+			return takePhone(ctx, tx, me, *phone)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return findCustomer(ctx, db.db, `c.openid = ?`, openid)
+}
+
+// customerRow is a t_customer row as a merge reads it.
+type customerRow struct {
+	id                        int64
+	openid, name, phone, note sql.NullString
+}
+
+// takePhone gives phone to the mini-program customer me, inside her
+// transaction (her row locked). The row that has the phone, if any, is locked
+// first (a walk-in taking the same new phone at this moment waits, or this
+// waits for it):
+//   - a walk-in customer (no openid) is her from now on: its bookings are hers
+//     (named by her openid too, as every salon booking for a mini-program
+//     customer), its note is joined below hers (booking.JoinNotes), its name is
+//     hers while she has none, and its row goes. When both hold an unfinished
+//     booking she would hold two: ACTIVE_BOOKING_EXISTS, and nothing changes.
+//   - another mini-program customer (WeChat vouches the number is hers now)
+//     keeps her bookings and her note and loses the number.
+func takePhone(ctx context.Context, tx *sql.Tx, me customerRow, phone string) error {
+	var holder customerRow
+	err := tx.QueryRowContext(ctx, `SELECT customer_id, openid, name, phone, note FROM t_customer WHERE phone = ? FOR UPDATE`,
+		phone).Scan(&holder.id, &holder.openid, &holder.name, &holder.phone, &holder.note)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+	case err != nil:
+		return err
+	case holder.openid.Valid:
+		if _, err := tx.ExecContext(ctx, `UPDATE t_customer SET phone = NULL, updated_at = UTC_TIMESTAMP(6) WHERE customer_id = ?`,
+			holder.id); err != nil {
+			return err
+		}
+	default:
+		var theirs, mine int
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM t_booking WHERE active_customer = ?`, holder.id).Scan(&theirs); err != nil {
+			return err
+		}
+		if err := tx.QueryRowContext(ctx, `SELECT (SELECT COUNT(*) FROM t_booking WHERE active_openid = ?)
+			+ (SELECT COUNT(*) FROM t_booking WHERE active_customer = ?)`, me.openid.String, me.id).Scan(&mine); err != nil {
+			return err
+		}
+		if theirs > 0 && mine > 0 {
+			return booking.Errorf(booking.EACTIVEBOOKINGEXISTS,
+				"phone of walk-in customer %d: both it and customer %d hold an unfinished booking", holder.id, me.id)
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE t_booking SET customer_id = ?, openid = COALESCE(openid, ?), updated_at = UTC_TIMESTAMP(6)
+			WHERE customer_id = ?`, me.id, me.openid.String, holder.id); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM t_customer WHERE customer_id = ?`, holder.id); err != nil {
+			return err
+		}
+		if note := booking.JoinNotes(me.note.String, holder.note.String); note != "" {
+			me.note = sql.NullString{String: note, Valid: true}
+		}
+		if !me.name.Valid {
+			me.name = holder.name
+		}
+	}
+	_, err = tx.ExecContext(ctx, `UPDATE t_customer SET phone = ?, note = ?, name = ?, updated_at = UTC_TIMESTAMP(6) WHERE customer_id = ?`,
+		phone, me.note, me.name, me.id)
+	return err
 }
 
 // SetCustomerNote sets the salon's note on a customer ("" clears it); an
@@ -197,21 +278,12 @@ func (db *DB) AttachCustomers(ctx context.Context, bs []*booking.Booking) error 
 // up, closed or ended since the transaction's first read.
 var errNoSeat = errors.New("mysql: walk-in: no seat taken")
 
-func nullString(s *string) any {
-	if s == nil {
-		return nil
-	}
-	return *s
-}
-
 // WalkIn takes a seat for someone at the counter or on the phone: the booking
 // booking.Policy.NewHold defines for a walk-in (confirmed, 0 fen: paid in the
 // shop), no WeChat order, no messages, the audit record walk_in by the salon.
-// A phone that a customer already has (a mini-program customer who gave it
-// first, else the earliest walk-in with it) books as that customer, under the
+// The customer is walkInCustomer's; a known one books under the
 // one-unfinished-booking rule (the unique keys on active_openid and
-// active_customer: ACTIVE_BOOKING_EXISTS); otherwise a customer without an
-// openid is made with the name and phone. The seat is taken last, by the same
+// active_customer: ACTIVE_BOOKING_EXISTS). The seat is taken last, by the same
 // conditional UPDATE as every reservation, with the walk-in's condition (a slot
 // under way is still open to the person sitting down now): 0 rows is SOLD_OUT
 // or SLOT_NOT_BOOKABLE and rolls everything back.
@@ -234,35 +306,9 @@ func (db *DB) WalkIn(ctx context.Context, req booking.WalkInRequest) (*booking.B
 			return booking.Errorf(booking.ESOLDOUT, "slot %d full (read)", slot.ID)
 		}
 
-		var customerID int64
-		var openid sql.NullString
-		if req.Phone != "" {
-			err := tx.QueryRowContext(ctx, `SELECT customer_id, openid FROM t_customer WHERE phone = ?
-				ORDER BY openid IS NULL, customer_id LIMIT 1`, req.Phone).Scan(&customerID, &openid)
-			if err != nil && !errors.Is(err, sql.ErrNoRows) {
-				return err
-			}
-			if customerID != 0 {
-				// A known customer keeps her own name; one without a name gets this one.
-				if _, err := tx.ExecContext(ctx, `UPDATE t_customer SET name = COALESCE(name, ?), updated_at = UTC_TIMESTAMP(6)
-					WHERE customer_id = ?`, req.Name, customerID); err != nil {
-					return err
-				}
-			}
-		}
-		if customerID == 0 {
-			var phone any
-			if req.Phone != "" {
-				phone = req.Phone
-			}
-			res, err := tx.ExecContext(ctx, `INSERT INTO t_customer (openid, name, phone, created_at, updated_at)
-				VALUES (NULL, ?, ?, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))`, req.Name, phone)
-			if err != nil {
-				return err
-			}
-			if customerID, err = res.LastInsertId(); err != nil {
-				return err
-			}
+		customerID, openid, err := walkInCustomer(ctx, tx, req)
+		if err != nil {
+			return err
 		}
 
 		hold := db.Policy.NewHold(slot, now.Time, booking.EventWalkIn)
@@ -305,6 +351,57 @@ func (db *DB) WalkIn(ctx context.Context, req booking.WalkInRequest) (*booking.B
 		return nil, err
 	}
 	return b, db.AttachCustomers(ctx, []*booking.Booking{b})
+}
+
+// walkInCustomer is the customer a walk-in books as, inside its transaction: a
+// phone is one customer (uk_customer_phone), so the row is made or found by one
+// statement, never by a read first (walk-ins with one new phone at the same
+// moment make one customer: the others wait on the key and then find it). A
+// known customer keeps the name she gave herself; one the salon typed before is
+// replaced by the new one. Without a phone a new customer is made each time.
+// openid is the customer's, for a mini-program customer.
+func walkInCustomer(ctx context.Context, tx *sql.Tx, req booking.WalkInRequest) (id int64, openid sql.NullString, err error) {
+	if req.Phone == "" {
+		res, err := tx.ExecContext(ctx, `INSERT INTO t_customer (openid, name, phone, created_at, updated_at)
+			VALUES (NULL, ?, NULL, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))`, req.Name)
+		if err != nil {
+			return 0, openid, err
+		}
+		id, err = res.LastInsertId()
+		return id, openid, err
+	}
+	// The new name is passed twice rather than read back with VALUES(), which
+	// MySQL 8.0 deprecates.
+	if _, err := tx.ExecContext(ctx, `INSERT INTO t_customer (openid, name, phone, created_at, updated_at)
+		VALUES (NULL, ?, ?, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))
+		ON DUPLICATE KEY UPDATE name = IF(name_by_customer = 1, name, ?), updated_at = UTC_TIMESTAMP(6)`,
+		req.Name, req.Phone, req.Name); err != nil {
+		return 0, openid, err
+	}
+	// A locking read: the row as it is now (another walk-in's, committed after
+	// this transaction's snapshot), not as the snapshot saw it.
+	err = tx.QueryRowContext(ctx, `SELECT customer_id, openid FROM t_customer WHERE phone = ? FOR UPDATE`, req.Phone).Scan(&id, &openid)
+	return id, openid, err
+}
+
+// OpenBookingOfPhone returns the unfinished (pending or confirmed) booking of
+// the customer with phone, with her, for the salon to see which booking
+// refused a walk-in; NOT_FOUND when she holds none or nobody has the phone.
+// Each key of "unfinished" is looked up by its own unique key.
+func (db *DB) OpenBookingOfPhone(ctx context.Context, phone string) (*booking.Booking, error) {
+	for _, where := range []string{
+		`WHERE b.active_customer = (SELECT customer_id FROM t_customer WHERE phone = ?)`,
+		`WHERE b.active_openid = (SELECT openid FROM t_customer WHERE phone = ?)`,
+	} {
+		bs, err := db.listBookings(ctx, where, phone)
+		if err != nil {
+			return nil, err
+		}
+		if len(bs) > 0 {
+			return bs[0], db.AttachCustomers(ctx, bs[:1])
+		}
+	}
+	return nil, booking.Errorf(booking.ENOTFOUND, "no unfinished booking of that phone")
 }
 
 // CustomerHistory returns customer id with her counts and her bookings, newest

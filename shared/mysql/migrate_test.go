@@ -129,3 +129,129 @@ INSERT INTO a VALUES (1);
 		}
 	}
 }
+
+// TestMigrationMergesCustomersOfOnePhone builds the schema as 0013 left it,
+// with the duplicates concurrent walk-ins made (several rows of one phone, one
+// person holding several unfinished bookings), and upgrades it: one row per
+// phone, the walk-ins' bookings, notes and names merged onto it, no booking
+// cancelled (an unfinished one the keeper cannot take keeps its row, without
+// the phone), NULL phones still many, and the unique key then refuses a
+// second row of a phone.
+func TestMigrationMergesCustomersOfOnePhone(t *testing.T) {
+	t.Parallel()
+	db, err := mysql.Open(mysqltest.NewDSN(t), mysql.Options{MaxOpenConns: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.MigrateTo(ctx, "0013_reserve_seat_last"); err != nil {
+		t.Fatal(err)
+	}
+	const a, b, c = "13800000001", "13800000002", "13800000003"
+	for _, q := range []string{
+		`INSERT INTO t_slot (slot_id, start_at, end_at, capacity, booked, price_fen, is_open, created_at, updated_at) VALUES
+			(1, UTC_TIMESTAMP() + INTERVAL 1 DAY, UTC_TIMESTAMP() + INTERVAL 1 DAY + INTERVAL 90 MINUTE, 5, 2, 0, 1, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6)),
+			(2, UTC_TIMESTAMP() - INTERVAL 1 DAY, UTC_TIMESTAMP() - INTERVAL 1 DAY + INTERVAL 90 MINUTE, 5, 3, 0, 1, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))`,
+		`INSERT INTO t_customer (customer_id, openid, name, phone, note, created_at, updated_at) VALUES
+			(1, 'o-k', 'Her', '` + a + `', NULL, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6)),
+			(2, NULL, '陈', '` + a + `', '对甲油胶过敏', UTC_TIMESTAMP(6), UTC_TIMESTAMP(6)),
+			(3, NULL, '陈女士', '` + a + `', NULL, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6)),
+			(4, NULL, '陈三', '` + a + `', '对甲油胶过敏', UTC_TIMESTAMP(6), UTC_TIMESTAMP(6)),
+			(5, NULL, '王', '` + b + `', 'n5', UTC_TIMESTAMP(6), UTC_TIMESTAMP(6)),
+			(6, NULL, '王王', '` + b + `', 'n6', UTC_TIMESTAMP(6), UTC_TIMESTAMP(6)),
+			(7, 'o-x', NULL, '` + c + `', NULL, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6)),
+			(8, 'o-y', 'Y', '` + c + `', 'y', UTC_TIMESTAMP(6), UTC_TIMESTAMP(6)),
+			(9, NULL, '空', '', NULL, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6)),
+			(10, NULL, '无', NULL, NULL, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6)),
+			(11, NULL, '无二', NULL, NULL, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6)),
+			(12, NULL, NULL, '13800000004', NULL, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6)),
+			(13, NULL, '后来', '13800000004', NULL, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))`,
+		// Completed visits of 2, 5 and 6; confirmed bookings ahead of 3 and 4:
+		// one person holding two unfinished bookings.
+		`INSERT INTO t_booking (book_id, slot_id, openid, customer_id, status, amount_fen, lock_expire, created_at, updated_at) VALUES
+			(1, 2, NULL, 2, 2, 0, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6), UTC_TIMESTAMP(6)),
+			(2, 1, NULL, 3, 1, 0, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6), UTC_TIMESTAMP(6)),
+			(3, 1, NULL, 4, 1, 0, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6), UTC_TIMESTAMP(6)),
+			(4, 2, NULL, 5, 2, 0, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6), UTC_TIMESTAMP(6)),
+			(5, 2, NULL, 6, 2, 0, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))`,
+	} {
+		if _, err := db.SQL().Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	type row struct {
+		openid, name, phone, note string
+		byCustomer                int
+	}
+	customers := map[int64]row{}
+	rows, err := db.SQL().Query(`SELECT customer_id, COALESCE(openid, '-'), COALESCE(name, '-'), COALESCE(phone, '-'), COALESCE(note, '-'), name_by_customer FROM t_customer`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var id int64
+		var r row
+		if err := rows.Scan(&id, &r.openid, &r.name, &r.phone, &r.note, &r.byCustomer); err != nil {
+			t.Fatal(err)
+		}
+		customers[id] = r
+	}
+	rows.Close()
+	want := map[int64]row{
+		1:  {"o-k", "Her", a, "对甲油胶过敏", 1}, // the mini-program customer keeps the phone, gets the note once
+		4:  {"-", "陈三", "-", "对甲油胶过敏", 0},  // still holds an unfinished booking she could not take
+		5:  {"-", "王", b, "n5\nn6", 0},
+		7:  {"o-x", "-", c, "-", 0},
+		8:  {"o-y", "Y", "-", "y", 1}, // another openid: loses the phone only
+		9:  {"-", "空", "-", "-", 0},
+		10: {"-", "无", "-", "-", 0},
+		11: {"-", "无二", "-", "-", 0},
+		12: {"-", "后来", "13800000004", "-", 0}, // the earliest, named by the later one
+	}
+	for id, w := range want {
+		if got, ok := customers[id]; !ok || got != w {
+			t.Errorf("customer %d: %+v (present %v), want %+v", id, got, ok, w)
+		}
+	}
+	if len(customers) != len(want) {
+		t.Errorf("%d customers after the merge, want %d: %v", len(customers), len(want), customers)
+	}
+	bookings := map[int64]string{}
+	rows, err = db.SQL().Query(`SELECT book_id, CONCAT(COALESCE(openid, '-'), '/', customer_id) FROM t_booking`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var id int64
+		var who string
+		rows.Scan(&id, &who)
+		bookings[id] = who
+	}
+	rows.Close()
+	for id, w := range map[int64]string{1: "o-k/1", 2: "o-k/1", 3: "-/4", 4: "-/5", 5: "-/5"} {
+		if bookings[id] != w {
+			t.Errorf("booking %d belongs to %s, want %s", id, bookings[id], w)
+		}
+	}
+	var helpers int
+	db.SQL().QueryRow(`SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name LIKE 't\_merge%'`).Scan(&helpers)
+	if helpers != 0 {
+		t.Errorf("%d helper tables left", helpers)
+	}
+	// The store reads the merged customer with her visit; the key refuses a
+	// second row of a phone and takes any number without one.
+	if cu, err := db.CustomerByOpenID(ctx, "o-k"); err != nil || cu.Visits != 1 || cu.Note != "对甲油胶过敏" {
+		t.Errorf("o-k after the merge: %+v %v", cu, err)
+	}
+	if _, err := db.SQL().Exec(`INSERT INTO t_customer (name, phone, created_at, updated_at) VALUES ('x', ?, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))`, a); err == nil {
+		t.Errorf("a second customer of phone %s was accepted", a)
+	}
+	if _, err := db.SQL().Exec(`INSERT INTO t_customer (name, phone, created_at, updated_at) VALUES ('x', NULL, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))`); err != nil {
+		t.Errorf("another customer without a phone: %v", err)
+	}
+	mysqltest.CheckInvariant(t, db)
+}

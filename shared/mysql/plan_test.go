@@ -426,6 +426,15 @@ func runEveryOperation(t *testing.T, ctx context.Context, plain, s *mysql.DB) ma
 	must("SetCustomerNote", err)
 	_, err = s.WalkIn(ctx, booking.WalkInRequest{SlotID: slotC, Name: "散客", Phone: "13700000002"})
 	must("WalkIn", err)
+	_, err = s.OpenBookingOfPhone(ctx, "13700000002")
+	must("OpenBookingOfPhone", err)
+	// The walk-in's phone joins a mini-program customer (the merge), then
+	// another one takes the number (it moves).
+	walkInPhone := "13700000002"
+	_, err = s.UpdateCustomer(ctx, "o-plan-phone-1", nil, &walkInPhone)
+	must("UpdateCustomer merging a walk-in", err)
+	_, err = s.UpdateCustomer(ctx, "o-plan-phone-2", nil, &walkInPhone)
+	must("UpdateCustomer taking the number", err)
 	capacity := 12
 	_, err = s.UpdateSlot(ctx, slotC, booking.SlotUpdate{Capacity: &capacity}, booking.ActorSalon)
 	must("UpdateSlot", err)

@@ -20,14 +20,15 @@ type MeUpdate struct {
 // UpdateMe sets the customer's name (booking.CleanName's rules) and/or her
 // phone number, exchanged with WeChat for the code. Everything is checked
 // before WeChat is asked, so a bad name never uses up a code, and nothing is
-// written unless the exchange succeeded.
+// written unless the exchange succeeded. A phone is one customer: a walk-in
+// customer with her number becomes her (see mysql's UpdateCustomer).
 func (s *Service) UpdateMe(ctx context.Context, openid string, u MeUpdate) (*booking.Customer, error) {
 	if u.Name == nil && u.PhoneCode == nil {
 		return nil, booking.Errorf(booking.EBADREQUEST, "want name and/or phoneCode")
 	}
 	var name, phone *string
 	if u.Name != nil {
-		n, err := booking.CleanName(*u.Name)
+		n, err := booking.CleanName(*u.Name, booking.MaxNameLen)
 		if err != nil {
 			return nil, err
 		}
@@ -76,6 +77,20 @@ func (s *Service) WalkIn(ctx context.Context, req booking.WalkInRequest) (*booki
 	}
 	req.By = who.Actor()
 	return s.store.WalkIn(ctx, req)
+}
+
+// OpenBookingOfPhone is the unfinished booking of the customer with phone,
+// with her: the one that refuses a walk-in with that phone
+// (ACTIVE_BOOKING_EXISTS), for the salon to see which. NOT_FOUND when there is
+// none; a phone that is not 11 digits is BAD_REQUEST.
+func (s *Service) OpenBookingOfPhone(ctx context.Context, phone string) (*booking.Booking, error) {
+	if _, err := allow(ctx, booking.ActionWalkIn); err != nil {
+		return nil, err
+	}
+	if !booking.ValidPhone(phone) {
+		return nil, booking.Errorf(booking.EBADREQUEST, "phone: want %d digits", booking.PhoneLen)
+	}
+	return s.store.OpenBookingOfPhone(ctx, phone)
 }
 
 // WithCustomers fills in the customer of each booking for the salon's views:

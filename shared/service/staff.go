@@ -3,18 +3,18 @@ package service
 import (
 	"context"
 	"crypto/subtle"
-	"unicode/utf8"
 
 	"salon/shared/booking"
 )
 
-// CreateStaff is the owner's new account: a name by booking.CheckStaffName, a
+// CreateStaff is the owner's new account: a name by booking.CleanStaffName, a
 // role, a password of at least 10 characters, kept only as its bcrypt hash.
 func (s *Service) CreateStaff(ctx context.Context, name string, role booking.Role, password string) (*booking.Staff, error) {
 	if _, err := allow(ctx, booking.ActionStaff); err != nil {
 		return nil, err
 	}
-	if err := booking.CheckStaffName(name); err != nil {
+	name, err := booking.CleanStaffName(name)
+	if err != nil {
 		return nil, err
 	}
 	if !role.Valid() {
@@ -65,8 +65,10 @@ func (s *Service) UpdateStaff(ctx context.Context, id int64, disabled *bool, pas
 // store so that every instance sees it.
 func (s *Service) SignIn(ctx context.Context, name, password, adminToken string) (*booking.Staff, error) {
 	refused := booking.Errorf(booking.EUNAUTHORIZED, "sign-in refused")
-	if utf8.RuneCountInString(name) > booking.StaffNameMaxRunes || !utf8.ValidString(name) || name == "" {
-		// No account has such a name, and the store has no room for it.
+	name, err := booking.CleanName(name, booking.StaffNameMaxRunes)
+	if err != nil {
+		// No account has such a name (each was kept by the same rule), and the
+		// store has no room for it.
 		booking.PasswordMatches("", password)
 		return nil, refused
 	}

@@ -38,8 +38,9 @@ type Bookings interface {
 // that takes a seat for someone at the counter or on the phone.
 type Customers interface {
 	CustomerByOpenID(ctx context.Context, openid string) (*booking.Customer, error)
-	// UpdateCustomer sets a mini-program customer's name and/or phone; nil
-	// leaves one unchanged.
+	// UpdateCustomer sets a mini-program customer's name (hers from then on)
+	// and/or phone; nil leaves one unchanged. A walk-in customer with the phone
+	// becomes her (ACTIVE_BOOKING_EXISTS while both hold an unfinished booking).
 	UpdateCustomer(ctx context.Context, openid string, name, phone *string) (*booking.Customer, error)
 	SetCustomerNote(ctx context.Context, id int64, note string) (*booking.Customer, error)
 	// AttachCustomers fills in each booking's Customer, for the salon's views.
@@ -47,6 +48,9 @@ type Customers interface {
 	// CustomerHistory is a customer with her bookings, newest first.
 	CustomerHistory(ctx context.Context, id int64, limit int) (*booking.Customer, []*booking.Booking, error)
 	WalkIn(ctx context.Context, req booking.WalkInRequest) (*booking.Booking, error)
+	// OpenBookingOfPhone is the unfinished booking of the customer with the
+	// phone, with her (NOT_FOUND: none).
+	OpenBookingOfPhone(ctx context.Context, phone string) (*booking.Booking, error)
 }
 
 // Slots are the schedule.

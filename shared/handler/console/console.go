@@ -240,6 +240,8 @@ type page struct {
 type flash struct {
 	OK   bool
 	Text string
+	// Href and Link: a link after the text (the booking a walk-in ran into).
+	Href, Link string
 }
 
 func (q *Request) page(title, nav string, body any) *page {

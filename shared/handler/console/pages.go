@@ -51,6 +51,9 @@ type slotBlock struct {
 	// WalkIn: the salon can take someone at the counter or on the phone for
 	// this slot now (open, not ended, a seat free): the form is shown.
 	WalkIn bool
+	// Typed is what the salon typed into this slot's walk-in form when it was
+	// refused: the form opens with it again.
+	Typed *walkInTyped
 }
 
 type todayBody struct {
@@ -65,6 +68,12 @@ func (c *Console) today(w http.ResponseWriter, q *Request) error {
 	if err != nil {
 		return err
 	}
+	return c.drawDay(w, q, day, nil)
+}
+
+// drawDay draws the page of one day; refused, when not nil, is a walk-in the
+// salon was just refused, drawn back into its slot's form with why.
+func (c *Console) drawDay(w http.ResponseWriter, q *Request, day time.Time, refused *refusedWalkIn) error {
 	from, to := day, day.AddDate(0, 0, 1)
 	slots, err := q.d.Svc.Schedule(q.ctx, from, to)
 	if err != nil {
@@ -103,14 +112,21 @@ func (c *Console) today(w http.ResponseWriter, q *Request) error {
 	}
 	for i := range slots {
 		v := slots[i]
-		body.Slots = append(body.Slots, slotBlock{View: v, Time: span(v.StartAt, v.EndAt, q.loc()),
+		block := slotBlock{View: v, Time: span(v.StartAt, v.EndAt, q.loc()),
 			State: slotStateWord(&v), Bookings: bySlot[v.ID],
-			WalkIn: q.may(booking.ActionWalkIn) && v.OpenForWalkIn(q.now, q.d.Cfg.BookingWindowDays) && v.Booked < v.Capacity})
+			WalkIn: q.may(booking.ActionWalkIn) && v.OpenForWalkIn(q.now, q.d.Cfg.BookingWindowDays) && v.Booked < v.Capacity}
+		if refused != nil && refused.Slot == v.ID {
+			block.Typed = &refused.Typed
+		}
+		body.Slots = append(body.Slots, block)
 	}
 	p := q.page("今日 "+body.Date, "today", body)
 	p.Flash = bookingFlash(q.r.URL.Query())
 	if f := walkInFlash(q.r.URL.Query()); f != nil {
 		p.Flash = f
+	}
+	if refused != nil {
+		p.Flash = refused.Flash
 	}
 	render(w, http.StatusOK, "today", p)
 	return nil
@@ -348,27 +364,58 @@ func (c *Console) move(w http.ResponseWriter, q *Request) error {
 
 // walkIn takes a seat of a slot for someone at the counter or on the phone
 // (service.WalkIn: the same conditional statement as every reservation,
-// confirmed at once, paid in the shop) and comes back to the day.
+// confirmed at once, paid in the shop) and comes back to the day. A refusal
+// draws the day at once, with the form still holding what was typed (the name
+// and phone are not put in an address), and, when her phone names a customer
+// who already holds an unfinished booking, which one: her name, its time and a
+// link to it.
 func (c *Console) walkIn(w http.ResponseWriter, q *Request) error {
 	slotID, err := strconv.ParseInt(q.form.Get("slot"), 10, 64)
 	if err != nil || slotID <= 0 {
 		return booking.Errorf(booking.EBADREQUEST, "console: slot id %q", q.form.Get("slot"))
 	}
 	out := url.Values{}
-	if day := q.form.Get("date"); day != "" {
-		if _, err := booking.ParseDate(day, q.loc()); err == nil {
-			out.Set("date", day)
+	day := c.shopDay(q)
+	if v := q.form.Get("date"); v != "" {
+		if d, _, err := booking.DayBounds(v, q.loc()); err == nil {
+			out.Set("date", v)
+			day = d
 		}
 	}
-	b, err := q.d.Svc.WalkIn(q.ctx, booking.WalkInRequest{SlotID: slotID, Name: q.form.Get("name"), Phone: q.form.Get("phone")})
-	if err != nil {
-		out.Set("walkin_fail", booking.ErrorCode(err))
-	} else {
+	typed := walkInTyped{Name: q.form.Get("name"), Phone: q.form.Get("phone")}
+	b, err := q.d.Svc.WalkIn(q.ctx, booking.WalkInRequest{SlotID: slotID, Name: typed.Name, Phone: typed.Phone})
+	if err == nil {
 		apigw.SetBookingID(q.ctx, b.ID)
 		out.Set("walkin", strconv.FormatInt(b.ID, 10))
+		Redirect(w, "./?"+out.Encode())
+		return nil
 	}
-	Redirect(w, "./?"+out.Encode())
-	return nil
+	apigw.Logger(q.ctx).Info("console walk-in refused", "err", err.Error())
+	code := booking.ErrorCode(err)
+	f := &flash{Text: "登记没有成功：" + refusalWord(walkInWords, code)}
+	if code == booking.EACTIVEBOOKINGEXISTS && typed.Phone != "" {
+		if open, err := q.d.Svc.OpenBookingOfPhone(q.ctx, typed.Phone); err == nil {
+			who := strings.TrimSpace(typed.Name)
+			if open.Customer != nil && open.Customer.Name != "" {
+				who = open.Customer.Name
+			}
+			f.Text = fmt.Sprintf("登记没有成功：%s（%s）已有一个未完成的预约：%s %s，%s。", who, typed.Phone,
+				open.StartAt.In(q.loc()).Format("1月2日"), span(open.StartAt, open.EndAt, q.loc()), statusWord(open.Status))
+			f.Href, f.Link = fmt.Sprintf("booking?q=%d", open.ID), "查看这个预约"
+		}
+	}
+	return c.drawDay(w, q, day, &refusedWalkIn{Slot: slotID, Typed: typed, Flash: f})
+}
+
+// walkInTyped is what the salon typed into a walk-in form.
+type walkInTyped struct{ Name, Phone string }
+
+// refusedWalkIn is a walk-in the salon was just refused: its slot, what was
+// typed, and why.
+type refusedWalkIn struct {
+	Slot  int64
+	Typed walkInTyped
+	Flash *flash
 }
 
 // walkInFlash says how a walk-in went.
