@@ -63,9 +63,10 @@ type todayBody struct {
 	IsToday                   bool
 	Slots                     []slotBlock
 	Booked, Arrived           int
-	// Now is the first slot of today that has not ended: the page opens
-	// there (static/console.js), not at the morning's past slots. 0 for
-	// another day, or when every slot has ended.
+	// Now is the first slot of today that has not ended, after slots that
+	// have: the page opens there (static/console.js), not at the morning's
+	// past slots. 0 for another day, when no slot has ended yet (the page
+	// opens at its top) or when every one has.
 	Now int64
 }
 
@@ -112,7 +113,7 @@ func (c *Console) today(w http.ResponseWriter, q *Request) error {
 	}
 	for i := range slots {
 		v := slots[i]
-		if body.IsToday && body.Now == 0 && v.EndAt.After(q.now) {
+		if body.IsToday && body.Now == 0 && i > 0 && v.EndAt.After(q.now) && !slots[0].EndAt.After(q.now) {
 			body.Now = v.ID
 		}
 		body.Slots = append(body.Slots, slotBlock{View: v, Time: span(v.StartAt, v.EndAt, q.loc()),
