@@ -520,8 +520,9 @@ type auditRow struct {
 	Change string
 	Actor  string
 	// Slot is the record's slot by its start (12月3日 14:00), Reason its
-	// reason with the slots it names by their starts too.
-	Slot, Reason string
+	// reason with the slots it names by their starts too, and Ref the WeChat
+	// Pay number the reason carried, shown apart and muted.
+	Slot, Reason, Ref string
 }
 
 // maxMatches bounds the bookings one search by phone or name lists.
@@ -638,6 +639,9 @@ func (q *Request) byWords(r booking.AuditRecord) string {
 // as the store writes it), and arrow the "->" of a reason's change.
 var (
 	movedSlots = regexp.MustCompile(`时段 (\d+) -> (\d+)`)
+	// wechatNumber is a WeChat Pay transaction or refund number in a reason
+	// ("已付款 4200…", "退款处理中：5000…"): 16 digits or more.
+	wechatNumber = regexp.MustCompile(`[：:]?\s*([0-9]{16,})`)
 	arrow      = strings.NewReplacer(" -> ", " → ")
 )
 
@@ -682,12 +686,22 @@ func reasonByTimes(reason string, slot func(id int64) string) string {
 	}))
 }
 
+// reasonAndRef takes the WeChat Pay numbers out of an audit reason, to show
+// them apart: "已付款 4200000001234567" is "已付款" and "4200000001234567".
+func reasonAndRef(reason string) (string, string) {
+	var refs []string
+	for _, m := range wechatNumber.FindAllStringSubmatch(reason, -1) {
+		refs = append(refs, m[1])
+	}
+	return strings.TrimSpace(wechatNumber.ReplaceAllString(reason, "")), strings.Join(refs, " ")
+}
+
 func (q *Request) auditRow(r booking.AuditRecord, starts map[int64]time.Time) auditRow {
 	row := auditRow{R: r, At: clock(r.CreatedAt, q.loc()), Event: eventWord(r.Event), Actor: q.actorName(r.Actor)}
 	if r.SlotID != 0 {
 		row.Slot = q.slotName(r.SlotID, starts)
 	}
-	row.Reason = reasonByTimes(r.Reason, func(id int64) string { return q.slotName(id, starts) })
+	row.Reason, row.Ref = reasonAndRef(reasonByTimes(r.Reason, func(id int64) string { return q.slotName(id, starts) }))
 	if r.FromStatus >= 0 || r.ToStatus >= 0 {
 		if r.FromStatus == r.ToStatus {
 			row.Change = statusWordOf(r.ToStatus)

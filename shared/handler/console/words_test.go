@@ -139,6 +139,18 @@ func TestWordingRules(t *testing.T) {
 			}
 		}
 	})
+	t.Run("a WeChat Pay number is shown apart from the reason", func(t *testing.T) {
+		for _, c := range []struct{ in, reason, ref string }{
+			{"已付款 4200000001234567890", "已付款", "4200000001234567890"},
+			{"退款处理中：50000000000000000001001796305076", "退款处理中", "50000000000000000001001796305076"},
+			{"付款后取消，全额退款", "付款后取消，全额退款", ""},
+			{"容量 3 → 5", "容量 3 → 5", ""},
+		} {
+			if reason, ref := reasonAndRef(c.in); reason != c.reason || ref != c.ref {
+				t.Errorf("reasonAndRef(%q) = %q %q, want %q %q", c.in, reason, ref, c.reason, c.ref)
+			}
+		}
+	})
 	t.Run("an event is named in words, without its code", func(t *testing.T) {
 		for e, w := range eventWords {
 			if got := eventWord(e); got != w || strings.Contains(got, e) {
