@@ -189,6 +189,19 @@ func TestConsoleAtTheCounterInABrowser(t *testing.T) {
 		t.Errorf("a name nobody has: %d %q", st, b.text("#flash"))
 	}
 
+	// A move in the audit trail says the two slots' times, and events are in words.
+	other := s.slot(30*time.Hour, 3, 5000)
+	if a := s.call("POST", fmt.Sprintf("/admin/bookings/%d/reschedule", fang), testAdmin, map[string]any{"slotId": other}); a.Status != http.StatusOK {
+		t.Fatalf("move: %d %s", a.Status, a.Body)
+	}
+	b.open("audit?date=" + time.Now().In(loc).Format(time.DateOnly) + "&event=reschedule")
+	if got, want := b.text("#trail tbody tr .reason"), "门店改约："+salonWhen(s.slotStart(later))+" → "+salonWhen(s.slotStart(other)); got != want {
+		t.Errorf("the move's reason reads %q, want %q", got, want)
+	}
+	if got := b.text("#trail tbody tr td:nth-child(2)"); got != "改约" {
+		t.Errorf("the move's event reads %q", got)
+	}
+
 	// One booking: the name and time in the headline, the numbers folded away.
 	if st := b.open("booking?id=" + itoa64(paid)); st != http.StatusOK {
 		t.Fatalf("booking: %d", st)
