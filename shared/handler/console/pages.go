@@ -642,7 +642,7 @@ var (
 	// wechatNumber is a WeChat Pay transaction or refund number in a reason
 	// ("已付款 4200…", "退款处理中：5000…"): 16 digits or more.
 	wechatNumber = regexp.MustCompile(`[：:]?\s*([0-9]{16,})`)
-	arrow      = strings.NewReplacer(" -> ", " → ")
+	arrow        = strings.NewReplacer(" -> ", " → ")
 )
 
 // slotStarts are the starts of the slots these audit records concern, and of
