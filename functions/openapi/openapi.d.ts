@@ -686,7 +686,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A booking's page (`?id=`). */
+        /** A booking's page (`?id=`), or 查预约 (`?q=`, a booking or order number, a phone in full or its last 4 digits, or the start of a name). */
         get: operations["consoleBooking"];
         put?: never;
         /** Cancel, check in or mark a no-show from the console. */

@@ -231,9 +231,11 @@ func TestConsoleShowsTheCustomer(t *testing.T) {
 		t.Fatalf("walk-in from the page: %d", st)
 	}
 	msg := b.text("#flash.ok")
+	// The page comes back to the new booking's row (#bk-<id>).
 	var id int64
-	if _, err := fmt.Sscanf(msg, "预约 #%d 已登记", &id); err != nil || s.status(id) != "confirmed" {
-		t.Fatalf("the walk-in says %q (booking %d)", msg, id)
+	if _, err := fmt.Sscanf(eval[string](b, `location.hash`), "#bk-%d", &id); err != nil || s.status(id) != "confirmed" ||
+		msg != "已登记 赵敏 "+salonWhen(s.slotStart(slot))+"（到店付款）" {
+		t.Fatalf("the walk-in says %q (booking %d, %s)", msg, id, eval[string](b, `location.hash`))
 	}
 	if got := b.text(fmt.Sprintf("#bk-%d .who", id)); got != "赵敏" {
 		t.Fatalf("the walk-in shows as %q", got)
@@ -303,7 +305,7 @@ func TestConsoleMovesABooking(t *testing.T) {
 	if st := b.submit(sel + " button"); st != http.StatusOK {
 		t.Fatalf("move to a full slot: %d", st)
 	}
-	if msg := b.text("#flash.bad"); !strings.Contains(msg, fmt.Sprintf("预约 #%d 改约没有成功", id)) {
+	if msg := b.text("#flash.bad"); !strings.Contains(msg, "…-00001 "+salonWhen(s.slotStart(from))+" 改约没有成功") {
 		t.Fatalf("a move to a full slot says %q", msg)
 	}
 	s.unchanged(before, "a move to a slot that filled up")
@@ -313,7 +315,7 @@ func TestConsoleMovesABooking(t *testing.T) {
 	if st := b.submit(sel + " button"); st != http.StatusOK {
 		t.Fatalf("move: %d", st)
 	}
-	if msg := b.text("#flash.ok"); !strings.HasPrefix(msg, fmt.Sprintf("预约 #%d 已改约", id)) {
+	if msg := b.text("#flash.ok"); msg != "已改约：…-00001 "+salonWhen(s.slotStart(to)) {
 		t.Fatalf("the move says %q", msg)
 	}
 	if bk := s.findBk(id); bk.SlotID != to || s.slotBooked(from) != 1 || s.slotBooked(to) != 1 {

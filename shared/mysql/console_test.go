@@ -1,6 +1,7 @@
 package mysql_test
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -169,5 +170,72 @@ func TestNotificationCountsSince(t *testing.T) {
 	}
 	if len(got) != 2 || got[booking.NotificationFailed] != 1 || got[booking.NotificationRefused] != 2 {
 		t.Fatalf("counts %v, want failed 1 and refused 2 of the last 30 days", got)
+	}
+}
+
+// The console's 查预约 by phone (in full or its last four digits) and by the
+// start of a name: each customer's bookings, mini-program and walk-in alike,
+// newest first and bounded; the name's LIKE wildcards are taken literally.
+func TestSearchBookingsByPhoneAndName(t *testing.T) {
+	db := mysqltest.New(t)
+	early := mysqltest.AddSlot(t, db, 3*time.Hour, 5, 0)
+	late := mysqltest.AddSlot(t, db, 5*time.Hour, 5, 0)
+	walkIn := func(slot int64, name, phone string) int64 {
+		b, err := db.WalkIn(ctx, booking.WalkInRequest{SlotID: slot, Name: name, Phone: phone})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b.ID
+	}
+	wang := walkIn(early, "王女士", "13912345678")
+	if _, err := db.ChangeStatus(ctx, booking.Change{BookingID: wang, From: booking.StatusConfirmed, To: booking.StatusCompleted,
+		Event: booking.EventCheckIn, Actor: booking.ActorSalon}); err != nil {
+		t.Fatal(err)
+	}
+	wangAgain := walkIn(late, "王女士", "13912345678") // the same customer, by her phone
+	fang := walkIn(early, "王芳", "13700005678")
+	percent := walkIn(early, "100%满意", "")
+	online, _, err := db.Reserve(ctx, booking.ReserveRequest{OpenID: "oLi", SlotID: late})
+	if err != nil {
+		t.Fatal(err)
+	}
+	name, phone := "李娜", "13600001234"
+	if _, err := db.UpdateCustomer(ctx, "oLi", &name, &phone); err != nil {
+		t.Fatal(err)
+	}
+	ids := func(bs []*booking.Booking) []int64 {
+		var out []int64
+		for _, b := range bs {
+			if b.Customer == nil {
+				t.Errorf("booking %d without its customer", b.ID)
+			}
+			out = append(out, b.ID)
+		}
+		return out
+	}
+	for _, c := range []struct {
+		by    booking.CustomerSearch
+		limit int
+		want  []int64
+	}{
+		{booking.CustomerSearch{Phone: "13912345678"}, 20, []int64{wangAgain, wang}},
+		{booking.CustomerSearch{PhoneTail: "5678"}, 20, []int64{fang, wangAgain, wang}},
+		{booking.CustomerSearch{PhoneTail: "5678"}, 2, []int64{fang, wangAgain}},
+		{booking.CustomerSearch{PhoneTail: "1234"}, 20, []int64{online.ID}},
+		{booking.CustomerSearch{NamePrefix: "王"}, 20, []int64{fang, wangAgain, wang}},
+		{booking.CustomerSearch{NamePrefix: "王女"}, 20, []int64{wangAgain, wang}},
+		{booking.CustomerSearch{NamePrefix: "李"}, 20, []int64{online.ID}},
+		{booking.CustomerSearch{NamePrefix: "100%"}, 20, []int64{percent}},
+		{booking.CustomerSearch{NamePrefix: "%"}, 20, nil},
+		{booking.CustomerSearch{NamePrefix: "_"}, 20, nil},
+		{booking.CustomerSearch{NamePrefix: "赵"}, 20, nil},
+	} {
+		bs, err := db.SearchBookings(ctx, c.by, c.limit)
+		if got := ids(bs); err != nil || !slices.Equal(got, c.want) {
+			t.Errorf("SearchBookings(%+v, %d) = %v %v, want %v", c.by, c.limit, got, err, c.want)
+		}
+	}
+	if _, err := db.SearchBookings(ctx, booking.CustomerSearch{}, 20); !booking.IsCode(err, booking.EBADREQUEST) {
+		t.Errorf("an empty search: %v", err)
 	}
 }

@@ -424,6 +424,10 @@ func runEveryOperation(t *testing.T, ctx context.Context, plain, s *mysql.DB) ma
 	must("CustomerHistory", err)
 	_, err = s.SetCustomerNote(ctx, c.ID, "常客")
 	must("SetCustomerNote", err)
+	for _, by := range []booking.CustomerSearch{{Phone: phone}, {PhoneTail: phone[len(phone)-4:]}, {NamePrefix: "小"}, {NamePrefix: "客"}, {NamePrefix: "散客12"}} {
+		_, err = s.SearchBookings(ctx, by, 20) // the console's 查预约 by phone and by name
+		must("SearchBookings", err)
+	}
 	_, err = s.WalkIn(ctx, booking.WalkInRequest{SlotID: slotC, Name: "散客", Phone: "13700000002"})
 	must("WalkIn", err)
 	_, err = s.OpenBookingOfPhone(ctx, "13700000002")

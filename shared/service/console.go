@@ -29,6 +29,26 @@ func (s *Service) BookingWithHistory(ctx context.Context, id int64) (*booking.Bo
 	return b, trail, nil
 }
 
+// SlotStarts returns when each of these slots starts, for naming them by
+// their times; a slot that is gone is left out. Each is read by its key, once.
+func (s *Service) SlotStarts(ctx context.Context, ids []int64) (map[int64]time.Time, error) {
+	starts := map[int64]time.Time{}
+	for _, id := range ids {
+		if _, done := starts[id]; done || id <= 0 {
+			continue
+		}
+		sl, err := s.store.FindSlot(ctx, id)
+		if booking.IsCode(err, booking.ENOTFOUND) {
+			continue
+		}
+		if err != nil {
+			return starts, err
+		}
+		starts[id] = sl.StartAt
+	}
+	return starts, nil
+}
+
 // LastPersonChanges is, for each of these bookings that a person at the salon
 // changed (an account or the built-in owner: booking.IsPersonActor), the audit
 // record of her latest change: who checked her in, took the walk-in, moved or

@@ -104,3 +104,10 @@ func (s *Service) WithCustomers(ctx context.Context, bs ...*booking.Booking) err
 func (s *Service) CustomerHistory(ctx context.Context, id int64, limit int) (*booking.Customer, []*booking.Booking, error) {
 	return s.store.CustomerHistory(ctx, id, limit)
 }
+
+// SearchBookings returns, for the salon, the bookings of the customers a
+// search names (a phone number in full or its last four digits, the start of a
+// name), newest first, at most limit, each with its customer.
+func (s *Service) SearchBookings(ctx context.Context, q booking.CustomerSearch, limit int) ([]*booking.Booking, error) {
+	return s.store.SearchBookings(ctx, q, limit)
+}

@@ -47,6 +47,9 @@ type Customers interface {
 	AttachCustomers(ctx context.Context, bs []*booking.Booking) error
 	// CustomerHistory is a customer with her bookings, newest first.
 	CustomerHistory(ctx context.Context, id int64, limit int) (*booking.Customer, []*booking.Booking, error)
+	// SearchBookings is the bookings of the customers a search names, with
+	// their customers, newest first.
+	SearchBookings(ctx context.Context, s booking.CustomerSearch, limit int) ([]*booking.Booking, error)
 	WalkIn(ctx context.Context, req booking.WalkInRequest) (*booking.Booking, error)
 	// OpenBookingOfPhone is the unfinished booking of the customer with the
 	// phone, with her (NOT_FOUND: none).
@@ -58,6 +61,8 @@ type Slots interface {
 	CreateSlots(ctx context.Context, slots []booking.ScheduledSlot) (created, skipped int, err error)
 	UpdateSlot(ctx context.Context, id int64, u booking.SlotUpdate, actor string) (*booking.SlotView, error)
 	ListSlots(ctx context.Context, from, to time.Time) ([]booking.SlotView, error)
+	// FindSlot is one slot by its key (the console names a slot by its start).
+	FindSlot(ctx context.Context, id int64) (*booking.Slot, error)
 }
 
 // Waitlists are the lines of full slots.

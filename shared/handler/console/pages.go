@@ -1,10 +1,13 @@
 package console
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -22,9 +25,11 @@ const auditLimit = 500
 type bookingRow struct {
 	B      *booking.Booking
 	Status string
-	Paid   string
+	Paid   string // the deposit line (moneyOf)
 	Refund string
 	Who    string
+	// When is the booking's day and start (12月3日 14:00).
+	When string
 	// Phone and About tell the salon who is at the counter: the phone number,
 	// and her visits, recent no-shows and the salon's note.
 	Phone, About string
@@ -61,6 +66,11 @@ type todayBody struct {
 	IsToday                   bool
 	Slots                     []slotBlock
 	Booked, Arrived           int
+	// Now is the first slot of today that has not ended, after slots that
+	// have: the page opens there (static/console.js), not at the morning's
+	// past slots. 0 for another day, when no slot has ended yet (the page
+	// opens at its top) or when every one has.
+	Now int64
 }
 
 func (c *Console) today(w http.ResponseWriter, q *Request) error {
@@ -112,6 +122,9 @@ func (c *Console) drawDay(w http.ResponseWriter, q *Request, day time.Time, refu
 	}
 	for i := range slots {
 		v := slots[i]
+		if body.IsToday && body.Now == 0 && i > 0 && v.EndAt.After(q.now) && !slots[0].EndAt.After(q.now) {
+			body.Now = v.ID
+		}
 		block := slotBlock{View: v, Time: span(v.StartAt, v.EndAt, q.loc()),
 			State: slotStateWord(&v), Bookings: bySlot[v.ID],
 			WalkIn: q.may(booking.ActionWalkIn) && v.OpenForWalkIn(q.now, q.d.Cfg.BookingWindowDays) && v.Booked < v.Capacity}
@@ -121,8 +134,8 @@ func (c *Console) drawDay(w http.ResponseWriter, q *Request, day time.Time, refu
 		body.Slots = append(body.Slots, block)
 	}
 	p := q.page("今日 "+body.Date, "today", body)
-	p.Flash = bookingFlash(q.r.URL.Query())
-	if f := walkInFlash(q.r.URL.Query()); f != nil {
+	p.Flash = q.bookingFlash(q.r.URL.Query(), bs)
+	if f := q.walkInFlash(q.r.URL.Query(), bs); f != nil {
 		p.Flash = f
 	}
 	if refused != nil {
@@ -133,7 +146,9 @@ func (c *Console) drawDay(w http.ResponseWriter, q *Request, day time.Time, refu
 }
 
 func (q *Request) row(b *booking.Booking) bookingRow {
-	r := bookingRow{B: b, Status: statusWord(b.Status), Refund: refundWord(b.Refund), Who: shortOpenID(b.OpenID)}
+	money := moneyOf(b)
+	r := bookingRow{B: b, Status: statusWord(b.Status), Paid: money.Deposit, Refund: money.Refund, Who: shortOpenID(b.OpenID),
+		When: q.when(b.StartAt)}
 	if c := b.Customer; c != nil {
 		if c.Name != "" {
 			r.Who = c.Name
@@ -143,17 +158,13 @@ func (q *Request) row(b *booking.Booking) bookingRow {
 		r.Phone = c.Phone
 		r.About = customerAbout(c)
 	}
-	switch {
-	case b.PaidAt != nil:
-		r.Paid = "已付 " + yuan(b.AmountFen)
-	case b.AmountFen == 0 && b.CustomerID != 0:
-		r.Paid = "到店付款" // a walk-in or phone booking the salon took
-	case b.AmountFen == 0:
-		r.Paid = "免定金"
-	default:
-		r.Paid = "未付 " + yuan(b.AmountFen)
+	// The question names the customer and the time: the start alone for a
+	// booking of today, the day too for another.
+	start := r.When
+	if booking.ShopDay(b.StartAt, q.loc()) == booking.ShopDay(q.now, q.loc()) {
+		start = b.StartAt.In(q.loc()).Format("15:04")
 	}
-	what := fmt.Sprintf("预约 #%d（%s）", b.ID, b.StartAt.In(q.loc()).Format("01-02 15:04"))
+	what := r.Who + "（" + start + "）"
 	if b.Status == booking.StatusConfirmed && q.may(moveAction.Action) {
 		for _, m := range q.moveChoices() {
 			if m.ID != b.SlotID {
@@ -164,7 +175,15 @@ func (q *Request) row(b *booking.Booking) bookingRow {
 	}
 	for _, a := range bookingActions {
 		if q.may(a.Action) && a.Shown(q.d.Svc, b, q.now) {
-			r.Actions = append(r.Actions, actionButton{Name: a.Name, Label: a.Label, Confirm: fmt.Sprintf(a.Confirm, what), Danger: a.Danger})
+			label, question := a.Label, fmt.Sprintf(a.Confirm, what)
+			if a.Money != nil {
+				l, note := a.Money(money)
+				if l != "" {
+					label = l
+				}
+				question += note
+			}
+			r.Actions = append(r.Actions, actionButton{Name: a.Name, Label: label, Confirm: question, Danger: a.Danger})
 		}
 	}
 	return r
@@ -192,6 +211,14 @@ func shortOpenID(openid string) string {
 	return "…" + string(r[len(r)-6:])
 }
 
+// when names a moment for the salon: 12月3日 14:00.
+func (q *Request) when(t time.Time) string { return dayAndTime(t, q.loc()) }
+
+func dayAndTime(t time.Time, loc *time.Location) string {
+	t = t.In(loc)
+	return fmt.Sprintf("%d月%d日 %s", t.Month(), t.Day(), t.Format("15:04"))
+}
+
 func span(from, to time.Time, loc *time.Location) string {
 	return from.In(loc).Format("15:04") + "–" + to.In(loc).Format("15:04")
 }
@@ -213,24 +240,58 @@ func (c *Console) dayParam(q *Request, name string) (time.Time, error) {
 }
 
 // bookingFlash turns the outcome a change put in the redirect (?ok=checkin&id=7
-// or ?fail=INVALID_STATE&act=checkin&id=7) back into words. Only names from the
-// console's own tables and a number are read from it, never free text.
-func bookingFlash(v url.Values) *flash {
+// or ?fail=INVALID_STATE&act=checkin&id=7) back into words, naming the customer
+// and the time of the booking as it is now (found among shown, the page's
+// bookings, or read). Only names from the console's own tables and a number
+// are read from the query, never free text.
+func (q *Request) bookingFlash(v url.Values, shown []*booking.Booking) *flash {
 	id, err := strconv.ParseInt(v.Get("id"), 10, 64)
 	if err != nil || id <= 0 {
 		return nil
 	}
-	if a, ok := actionNamed(v.Get("ok")); ok {
-		return &flash{OK: true, Text: fmt.Sprintf("预约 #%d %s", id, a.Done)}
+	ok, okAction := actionNamed(v.Get("ok"))
+	code := v.Get("fail")
+	if !okAction && code == "" {
+		return nil
 	}
-	if code := v.Get("fail"); code != "" {
-		label := "操作"
-		if a, ok := actionNamed(v.Get("act")); ok {
-			label = a.Label
+	b := q.bookingOf(id, shown)
+	who, money := fmt.Sprintf("预约 #%d", id), moneyWords{}
+	if b != nil {
+		row := q.row(b)
+		who, money = row.Who+" "+row.When, moneyOf(b)
+	}
+	if okAction {
+		text := ok.Done + "：" + who
+		if money.Outcome != "" && (ok.Name == "cancel" || ok.Name == "noshow") {
+			text += " · " + money.Outcome
 		}
-		return &flash{Text: fmt.Sprintf("预约 #%d %s没有成功：%s", id, label, errorWord(code))}
+		return &flash{OK: true, Text: text}
 	}
-	return nil
+	label := "操作"
+	if a, found := actionNamed(v.Get("act")); found {
+		label = a.Label
+		if a.Money != nil && b != nil {
+			if l, _ := a.Money(money); l != "" {
+				label = l
+			}
+		}
+	}
+	return &flash{Text: fmt.Sprintf("%s %s没有成功：%s", who, label, errorWord(code))}
+}
+
+// bookingOf is booking id as it is now: one of shown, or read (with its
+// customer); nil when it cannot be read (the outcome then names its number).
+func (q *Request) bookingOf(id int64, shown []*booking.Booking) *booking.Booking {
+	for _, b := range shown {
+		if b.ID == id {
+			return b
+		}
+	}
+	b, _, err := q.d.Svc.BookingWithHistory(q.ctx, id)
+	if err != nil || q.d.Svc.WithCustomers(q.ctx, b) != nil {
+		return nil
+	}
+	return b
 }
 
 // ---- the door: check-in by the customer's code
@@ -251,27 +312,10 @@ func (c *Console) door(w http.ResponseWriter, q *Request) error {
 		if booking.ValidCheckinCode(v.Get("code")) {
 			body.Code = v.Get("code")
 		}
-		p.Flash = &flash{Text: "签到没有成功：" + refusalWord(doorWords, code)}
+		p.Flash = &flash{Text: "签到没有成功：" + refusalWord(onDoor, code)}
 	}
 	render(w, http.StatusOK, "door", p)
 	return nil
-}
-
-// doorWords say why a check-in by code was refused, in the salon's words.
-var doorWords = map[string]string{
-	booking.ENOTFOUND:     "今天没有这个签到码的预约，请核对数字",
-	booking.EBADREQUEST:   "签到码是 8 位数字",
-	booking.EINVALIDSTATE: "这个预约已经签到过了",
-	booking.ETOOEARLY:     "还没到签到时间（时段开始前不久才能签到）",
-}
-
-// refusalWord says why a change was refused, in the words of one page when it
-// has its own (words), else in the console's general words for the code.
-func refusalWord(words map[string]string, code string) string {
-	if w, ok := words[code]; ok {
-		return w
-	}
-	return errorWord(code)
 }
 
 // doorChange checks in by the posted code and comes back to the door page with
@@ -387,12 +431,12 @@ func (c *Console) walkIn(w http.ResponseWriter, q *Request) error {
 	if err == nil {
 		apigw.SetBookingID(q.ctx, b.ID)
 		out.Set("walkin", strconv.FormatInt(b.ID, 10))
-		Redirect(w, "./?"+out.Encode())
+		Redirect(w, "./?"+out.Encode()+"#bk-"+strconv.FormatInt(b.ID, 10))
 		return nil
 	}
 	apigw.Logger(q.ctx).Info("console walk-in refused", "err", err.Error())
 	code := booking.ErrorCode(err)
-	f := &flash{Text: "登记没有成功：" + refusalWord(walkInWords, code)}
+	f := &flash{Text: "登记没有成功：" + refusalWord(onWalkIn, code)}
 	if code == booking.EACTIVEBOOKINGEXISTS && typed.Phone != "" {
 		if open, err := q.d.Svc.OpenBookingOfPhone(q.ctx, typed.Phone); err == nil {
 			who := strings.TrimSpace(typed.Name)
@@ -401,7 +445,7 @@ func (c *Console) walkIn(w http.ResponseWriter, q *Request) error {
 			}
 			f.Text = fmt.Sprintf("登记没有成功：%s（%s）已有一个未完成的预约：%s %s，%s。", who, typed.Phone,
 				open.StartAt.In(q.loc()).Format("1月2日"), span(open.StartAt, open.EndAt, q.loc()), statusWord(open.Status))
-			f.Href, f.Link = fmt.Sprintf("booking?q=%d", open.ID), "查看这个预约"
+			f.Href, f.Link = fmt.Sprintf("booking?id=%d", open.ID), "查看这个预约"
 		}
 	}
 	return c.drawDay(w, q, day, &refusedWalkIn{Slot: slotID, Typed: typed, Flash: f})
@@ -418,22 +462,20 @@ type refusedWalkIn struct {
 	Flash *flash
 }
 
-// walkInFlash says how a walk-in went.
-func walkInFlash(v url.Values) *flash {
+// walkInFlash says how a walk-in went: whom it registered for when, found
+// among the day's bookings (shown).
+func (q *Request) walkInFlash(v url.Values, shown []*booking.Booking) *flash {
 	if id, err := strconv.ParseInt(v.Get("walkin"), 10, 64); err == nil && id > 0 {
+		if b := q.bookingOf(id, shown); b != nil {
+			row := q.row(b)
+			return &flash{OK: true, Text: "已登记 " + row.Who + " " + row.When + "（" + row.Paid + "）"}
+		}
 		return &flash{OK: true, Text: fmt.Sprintf("预约 #%d 已登记（到店付款）", id)}
 	}
 	if code := v.Get("walkin_fail"); code != "" {
-		return &flash{Text: "登记没有成功：" + refusalWord(walkInWords, code)}
+		return &flash{Text: "登记没有成功：" + refusalWord(onWalkIn, code)}
 	}
 	return nil
-}
-
-var walkInWords = map[string]string{
-	booking.EBADREQUEST:          "请填写顾客姓名（最多 20 字）；电话为 11 位数字，可以不填",
-	booking.ESOLDOUT:             "这个时段已经满了",
-	booking.ESLOTNOTBOOKABLE:     "这个时段现在不能登记（已结束或已停止预约）",
-	booking.EACTIVEBOOKINGEXISTS: "这位顾客已有一个未完成的预约",
 }
 
 // ---- one customer: her bookings and the salon's note
@@ -502,7 +544,10 @@ func (c *Console) customerNote(w http.ResponseWriter, q *Request) error {
 // ---- one booking
 
 type bookingBody struct {
-	Query   string
+	Query string
+	// Matches are the bookings a search by phone or name found, newest
+	// first, when it found more than one.
+	Matches []historyRow
 	Row     *bookingRow
 	Slot    string
 	Created string
@@ -517,38 +562,84 @@ type auditRow struct {
 	Event  string
 	Change string
 	Actor  string
+	// Slot is the record's slot by its start (12月3日 14:00), Reason its
+	// reason with the slots it names by their starts too, and Ref the WeChat
+	// Pay number the reason carried, shown apart and muted.
+	Slot, Reason, Ref string
 }
 
+// maxMatches bounds the bookings one search by phone or name lists.
+const maxMatches = 20
+
 func (c *Console) bookingPage(w http.ResponseWriter, q *Request) error {
-	text := strings.TrimSpace(q.r.URL.Query().Get("q"))
+	v := q.r.URL.Query()
+	text := strings.TrimSpace(v.Get("q"))
 	body := &bookingBody{Query: text}
 	p := q.page("查预约", "booking", body)
-	p.Flash = bookingFlash(q.r.URL.Query())
-	if text == "" {
+	if _, err := q.dbNow(); err != nil {
+		return err
+	}
+	// A link (today's list, the audit trail, a change's redirect) names the
+	// booking by id; the salon types a number, an order number, a phone or a name.
+	id, byID := int64(0), false
+	if idText := v.Get("id"); idText != "" {
+		if id, byID = bookingIDOf(idText); !byID {
+			return booking.Errorf(booking.EBADREQUEST, "console: booking id %q", idText)
+		}
+	}
+	switch search, isSearch := booking.ParseCustomerSearch(text); {
+	case byID:
+	case text == "":
 		render(w, http.StatusOK, "booking", p)
 		return nil
-	}
-	id, ok := bookingIDOf(text)
-	if !ok {
-		p.Flash = &flash{Text: "请输入预约号（数字）或订单号（BK 开头的 14 位）。"}
-		render(w, http.StatusBadRequest, "booking", p)
-		return nil
+	case strings.HasPrefix(strings.ToUpper(text), "BK") || !isSearch:
+		if id, byID = bookingIDOf(text); !byID {
+			p.Flash = &flash{Text: "请输入预约号、BK 开头的订单号、手机号（或后 4 位）或顾客姓名。"}
+			render(w, http.StatusBadRequest, "booking", p)
+			return nil
+		}
+	default:
+		bs, err := q.d.Svc.SearchBookings(q.ctx, search, maxMatches)
+		if err != nil {
+			return err
+		}
+		if search.PhoneTail != "" { // four digits may also be a booking number
+			if n, ok := bookingIDOf(text); ok {
+				if b := q.bookingOf(n, bs); b != nil && !slices.ContainsFunc(bs, func(x *booking.Booking) bool { return x.ID == n }) {
+					bs = append([]*booking.Booking{b}, bs...)
+				}
+			}
+		}
+		switch len(bs) {
+		case 0:
+			p.Flash = &flash{Text: fmt.Sprintf("没有找到 %s 的预约（可以输入预约号、订单号、手机号或后 4 位、顾客姓名）。", text)}
+			render(w, http.StatusNotFound, "booking", p)
+			return nil
+		case 1:
+			id, byID = bs[0].ID, true
+		default:
+			for _, b := range bs {
+				body.Matches = append(body.Matches, historyRow{bookingRow: q.row(b),
+					When: b.StartAt.In(q.loc()).Format("2006-01-02 ") + weekdays[b.StartAt.In(q.loc()).Weekday()] + " " + span(b.StartAt, b.EndAt, q.loc())})
+			}
+			p.Title = fmt.Sprintf("查预约 %s：%d 个", text, len(bs))
+			render(w, http.StatusOK, "booking", p)
+			return nil
+		}
 	}
 	b, trail, err := q.d.Svc.BookingWithHistory(q.ctx, id)
 	if booking.IsCode(err, booking.ENOTFOUND) {
-		p.Flash = &flash{Text: fmt.Sprintf("没有找到预约 %s。", text)}
+		p.Flash = &flash{Text: fmt.Sprintf("没有找到预约 %s。", cmp.Or(text, strconv.FormatInt(id, 10)))}
 		render(w, http.StatusNotFound, "booking", p)
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	if _, err := q.dbNow(); err != nil {
-		return err
-	}
 	if err := q.d.Svc.WithCustomers(q.ctx, b); err != nil {
 		return err
 	}
+	p.Flash = q.bookingFlash(v, []*booking.Booking{b})
 	row := q.row(b)
 	body.Row = &row
 	body.Slot = b.StartAt.In(q.loc()).Format("2006-01-02 ") + weekdays[b.StartAt.In(q.loc()).Weekday()] + " " + span(b.StartAt, b.EndAt, q.loc())
@@ -557,10 +648,11 @@ func (c *Console) bookingPage(w http.ResponseWriter, q *Request) error {
 	if b.PaidAt != nil {
 		body.Paid = clock(*b.PaidAt, q.loc())
 	}
+	starts := q.slotStarts(trail)
 	for _, r := range trail {
-		body.History = append(body.History, q.auditRow(r))
+		body.History = append(body.History, q.auditRow(r, starts))
 	}
-	p.Title = fmt.Sprintf("预约 #%d", b.ID)
+	p.Title = row.Who + " " + row.When
 	render(w, http.StatusOK, "booking", p)
 	return nil
 }
@@ -586,8 +678,73 @@ func (q *Request) byWords(r booking.AuditRecord) string {
 	return what + " · " + q.actorName(r.Actor) + " " + r.CreatedAt.In(q.loc()).Format("15:04")
 }
 
-func (q *Request) auditRow(r booking.AuditRecord) auditRow {
+// movedSlots finds the slots a move's audit reason names ("门店改约：时段 7 -> 50",
+// as the store writes it), and arrow the "->" of a reason's change.
+var (
+	movedSlots = regexp.MustCompile(`时段 (\d+) -> (\d+)`)
+	// wechatNumber is a WeChat Pay transaction or refund number in a reason
+	// ("已付款 4200…", "退款处理中：5000…"): 16 digits or more.
+	wechatNumber = regexp.MustCompile(`[：:]?\s*([0-9]{16,})`)
+	arrow        = strings.NewReplacer(" -> ", " → ")
+)
+
+// slotStarts are the starts of the slots these audit records concern, and of
+// those their reasons name, for saying them as times rather than numbers.
+func (q *Request) slotStarts(recs []booking.AuditRecord) map[int64]time.Time {
+	var ids []int64
+	for _, r := range recs {
+		ids = append(ids, r.SlotID)
+		for _, m := range movedSlots.FindAllStringSubmatch(r.Reason, -1) {
+			for _, n := range m[1:] {
+				if id, err := strconv.ParseInt(n, 10, 64); err == nil {
+					ids = append(ids, id)
+				}
+			}
+		}
+	}
+	starts, err := q.d.Svc.SlotStarts(q.ctx, ids)
+	if err != nil {
+		apigw.Logger(q.ctx).Warn("console: the starts of the audit's slots", "err", err.Error())
+	}
+	return starts
+}
+
+// slotName says a slot by its start, or by its number when it is gone.
+func (q *Request) slotName(id int64, starts map[int64]time.Time) string {
+	if t, ok := starts[id]; ok {
+		return q.when(t)
+	}
+	return fmt.Sprintf("时段 #%d", id)
+}
+
+// reasonByTimes says an audit reason with the slots it names by their times
+// (slot names them) and its changes with an arrow: "门店改约：时段 7 -> 50"
+// becomes "门店改约：12月3日 14:00 → 12月4日 10:00".
+func reasonByTimes(reason string, slot func(id int64) string) string {
+	return arrow.Replace(movedSlots.ReplaceAllStringFunc(reason, func(m string) string {
+		ids := movedSlots.FindStringSubmatch(m)
+		from, _ := strconv.ParseInt(ids[1], 10, 64)
+		to, _ := strconv.ParseInt(ids[2], 10, 64)
+		return slot(from) + " → " + slot(to)
+	}))
+}
+
+// reasonAndRef takes the WeChat Pay numbers out of an audit reason, to show
+// them apart: "已付款 4200000001234567" is "已付款" and "4200000001234567".
+func reasonAndRef(reason string) (string, string) {
+	var refs []string
+	for _, m := range wechatNumber.FindAllStringSubmatch(reason, -1) {
+		refs = append(refs, m[1])
+	}
+	return strings.TrimSpace(wechatNumber.ReplaceAllString(reason, "")), strings.Join(refs, " ")
+}
+
+func (q *Request) auditRow(r booking.AuditRecord, starts map[int64]time.Time) auditRow {
 	row := auditRow{R: r, At: clock(r.CreatedAt, q.loc()), Event: eventWord(r.Event), Actor: q.actorName(r.Actor)}
+	if r.SlotID != 0 {
+		row.Slot = q.slotName(r.SlotID, starts)
+	}
+	row.Reason, row.Ref = reasonAndRef(reasonByTimes(r.Reason, func(id int64) string { return q.slotName(id, starts) }))
 	if r.FromStatus >= 0 || r.ToStatus >= 0 {
 		if r.FromStatus == r.ToStatus {
 			row.Change = statusWordOf(r.ToStatus)
@@ -638,10 +795,9 @@ func backTo(w http.ResponseWriter, q *Request, outcome url.Values) {
 				outcome.Set("date", day)
 			}
 		}
-		Redirect(w, "./?"+outcome.Encode())
+		Redirect(w, "./?"+outcome.Encode()+"#bk-"+outcome.Get("id"))
 		return
 	}
-	outcome.Set("q", outcome.Get("id"))
 	Redirect(w, "booking?"+outcome.Encode())
 }
 
@@ -666,8 +822,12 @@ type weekDay struct {
 type weekSlot struct {
 	View  booking.SlotView
 	Time  string
-	Facts []string
+	Facts []weekFact
 }
+
+// weekFact is one value of a slot in the week, with the name a card shows
+// before it (slotFact.Card).
+type weekFact struct{ Card, Value string }
 
 // scheduleForm is the schedule body of POST /admin/slots as a form: the same
 // fields, with the deposit in yuan for the salon instead of fen.
@@ -701,7 +861,7 @@ func (c *Console) week(w http.ResponseWriter, q *Request) error {
 		v := slots[i]
 		ws := weekSlot{View: v, Time: span(v.StartAt, v.EndAt, q.loc())}
 		for _, f := range slotFacts {
-			ws.Facts = append(ws.Facts, f.Value(&v))
+			ws.Facts = append(ws.Facts, weekFact{Card: f.Card, Value: f.Value(&v)})
 		}
 		// A slot is listed under the shop day it starts.
 		if i, ok := dayIndex[v.StartAt.In(q.loc()).Format(time.DateOnly)]; ok {
@@ -732,7 +892,11 @@ func (c *Console) weekChange(w http.ResponseWriter, q *Request) error {
 		apigw.Logger(q.ctx).Info("console schedule change refused", "action", act, "err", err.Error())
 		back.Set("fail", booking.ErrorCode(err))
 		back.Set("act", act)
-		Redirect(w, "week?"+back.Encode())
+		fragment := ""
+		if back.Has("slot") {
+			fragment = "#slot-" + back.Get("slot")
+		}
+		Redirect(w, "week?"+back.Encode()+fragment)
 		return nil
 	}
 	switch q.form.Get("do") {
@@ -777,7 +941,7 @@ func (c *Console) weekChange(w http.ResponseWriter, q *Request) error {
 			return fail(act, err)
 		}
 		back.Set("ok", act)
-		Redirect(w, "week?"+back.Encode())
+		Redirect(w, "week?"+back.Encode()+"#slot-"+strconv.FormatInt(id, 10))
 		return nil
 	}
 	return booking.Errorf(booking.EBADREQUEST, "console: unknown schedule action")
@@ -826,7 +990,7 @@ func weekFlash(v url.Values, slots []booking.SlotView, loc *time.Location) *flas
 	}
 	name := fmt.Sprintf("时段 #%d", slotID)
 	if slot != nil {
-		name = fmt.Sprintf("时段 #%d（%s）", slotID, slot.StartAt.In(loc).Format("01-02 15:04"))
+		name = "时段 " + dayAndTime(slot.StartAt, loc)
 	}
 	switch v.Get("ok") {
 	case "schedule":
@@ -894,8 +1058,9 @@ func (c *Console) audit(w http.ResponseWriter, q *Request) error {
 	for _, e := range events {
 		body.Events = append(body.Events, eventChoice{Name: e, Word: eventWord(e)})
 	}
+	starts := q.slotStarts(recs)
 	for _, r := range recs {
-		body.Rows = append(body.Rows, q.auditRow(r))
+		body.Rows = append(body.Rows, q.auditRow(r, starts))
 	}
 	render(w, http.StatusOK, "audit", q.page("审计 "+body.Date, "audit", body))
 	return nil
@@ -904,6 +1069,11 @@ func (c *Console) audit(w http.ResponseWriter, q *Request) error {
 // ---- health
 
 type healthBody struct {
+	// Headline is the page's first line (一切正常, or what needs doing), OK
+	// whether nothing does.
+	Headline      string
+	OK            bool
+	Unshipped     int // audit records not yet shipped to CLS, among the technical details
 	Items         []healthItem
 	RunCounts     []healthItem
 	RunError      string
@@ -922,6 +1092,8 @@ func (c *Console) health(w http.ResponseWriter, q *Request) error {
 		return err
 	}
 	body := &healthBody{Items: healthItems(h, q.loc()), Drift: h.Drift}
+	body.Headline, body.OK = healthHeadline(body.Items)
+	body.Unshipped = h.UnshippedAudit
 	if r := h.LastRun; r != nil {
 		body.RunCounts = summaryCounts(r.Summary)
 		body.RunError = r.Error

@@ -15,6 +15,14 @@ document.addEventListener('submit', function (e) {
   }, 0);
 });
 
+// Today's list opens at the slot under way (the server marks the first slot
+// that has not ended with data-now), not at the morning's past slots; a page
+// that names a row (#bk-17 after a change) goes to that row instead.
+(function () {
+  var now = document.querySelector('[data-now]');
+  if (now && !window.location.hash) now.scrollIntoView({ block: 'start' });
+})();
+
 // The door's check-in page: where the browser can read QR codes
 // (BarcodeDetector) and open a camera, "扫码" reads the customer's code into
 // the field and sends it (asked first, like every change); elsewhere the
