@@ -266,6 +266,7 @@ var summaryWords = []struct{ Key, Word string }{
 	{"notified", "发送通知"},
 	{"auditDeleted", "清理已上传审计"},
 	{"notificationsDeleted", "清理旧通知"},
+	{"signinsDeleted", "清理旧登录记录"},
 }
 
 func yuan(fen int64) string {
