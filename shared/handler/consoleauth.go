@@ -311,7 +311,7 @@ func (s *Server) consoleSignedIn(change bool, needs booking.AdminAction, h func(
 		r = r.WithContext(service.WithStaff(r.Context(), sess.Staff))
 		if needs != "" {
 			if err := sess.Staff.Role.Allow(needs); err != nil {
-				console.Fail(w, r, d, err)
+				console.FailPage(w, console.NewRequest(r, d, &sess.Staff, sess.csrf, nil), err)
 				return
 			}
 		}

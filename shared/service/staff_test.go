@@ -241,11 +241,13 @@ func asError(err error, e **booking.Error) bool { return errors.As(err, e) }
 
 // Every admin action by both roles: staff may do the counter's work, the
 // owner anything; a staff member on an owner's action is FORBIDDEN before
-// anything is read or changed. (The ids name nothing: an allowed action goes
-// on and fails for want of its booking, slot or customer.)
+// anything is changed. (The ids name nothing, but for the refunding cancel's:
+// an allowed action goes on and fails for want of its booking, slot or
+// customer.)
 func TestAdminActionsByRole(t *testing.T) {
 	svc, store := newService(t)
 	slot := mysqltest.AddSlot(t, store, 3*time.Hour, 2, 5000)
+	paidBooking := paid(t, store, "o-paid-by-role", slot)
 	open, pw := true, "a long new password"
 	actions := map[booking.AdminAction]func(ctx context.Context) error{
 		booking.ActionCheckIn: func(ctx context.Context) error { _, err := svc.CheckIn(ctx, 999999); return err },
@@ -254,9 +256,12 @@ func TestAdminActionsByRole(t *testing.T) {
 			_, err := svc.WalkIn(ctx, booking.WalkInRequest{SlotID: 999999, Name: "李女士"})
 			return err
 		},
-		booking.ActionReschedule: func(ctx context.Context) error { _, err := svc.RescheduleBySalon(ctx, 999999, slot); return err },
-		booking.ActionNote:       func(ctx context.Context) error { _, err := svc.SetCustomerNote(ctx, 999999, "过敏"); return err },
-		booking.ActionCancel:     func(ctx context.Context) error { _, err := svc.CancelBySalon(ctx, 999999); return err },
+		booking.ActionReschedule:   func(ctx context.Context) error { _, err := svc.RescheduleBySalon(ctx, 999999, slot); return err },
+		booking.ActionNote:         func(ctx context.Context) error { _, err := svc.SetCustomerNote(ctx, 999999, "过敏"); return err },
+		booking.ActionCancelUnpaid: func(ctx context.Context) error { _, err := svc.CancelBySalon(ctx, 999999); return err },
+		// A paid booking's cancel refunds it: the owner's (hers goes on and
+		// cancels it; staff's is refused however the owner's went).
+		booking.ActionCancel: func(ctx context.Context) error { _, err := svc.CancelBySalon(ctx, paidBooking.ID); return err },
 		booking.ActionSchedule: func(ctx context.Context) error {
 			_, _, err := svc.CreateSchedule(ctx, booking.Schedule{})
 			return err
@@ -648,4 +653,51 @@ func TestOwnPasswordChangeIsThrottled(t *testing.T) {
 	if _, err := svc.ChangeMyPassword(asAmy, "amy's password", "a new password of hers", "192.0.2.44"); err != nil {
 		t.Fatalf("the change from another address: %v", err)
 	}
+}
+
+// A staff member may cancel a booking that has nothing to refund (a walk-in,
+// a free one), and not a paid one: FORBIDDEN, and nothing changed; the owner
+// cancels that one with its refund.
+func TestStaffCancelsOnlyWhatHasNothingToRefund(t *testing.T) {
+	svc, store := newService(t)
+	amy, err := svc.CreateStaff(service.WithStaff(ctx, booking.BuiltInOwner), "Amy", booking.RoleStaff, "amy's password")
+	if err != nil {
+		t.Fatal(err)
+	}
+	asAmy := service.WithStaff(ctx, *amy)
+	slot := mysqltest.AddSlot(t, store, 5*time.Hour, 4, 5000)
+	free := mysqltest.AddSlot(t, store, 6*time.Hour, 4, 0)
+	walkIn, err := svc.WalkIn(asAmy, booking.WalkInRequest{SlotID: slot, Name: "李女士"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	freeBooking, _, err := store.Reserve(ctx, booking.ReserveRequest{OpenID: "o-free", SlotID: free})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range []*booking.Booking{walkIn, freeBooking} {
+		out, err := svc.CancelBySalon(asAmy, b.ID)
+		if err != nil || out.Status != booking.StatusCancelled || out.Refund != nil {
+			t.Fatalf("staff cancel of booking %d (%s, %d fen): %+v %v", b.ID, b.Status, b.AmountFen, out, err)
+		}
+	}
+	b := paid(t, store, "o-paid", slot)
+	trail := func() int {
+		list, err := store.BookingAudit(ctx, b.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(list)
+	}
+	before := trail()
+	if _, err := svc.CancelBySalon(asAmy, b.ID); !booking.IsCode(err, booking.EFORBIDDEN) {
+		t.Fatalf("staff cancel of a paid booking: %v, want FORBIDDEN", err)
+	}
+	if after, err := store.FindBooking(ctx, b.ID); err != nil || after.Status != booking.StatusConfirmed || after.Refund != nil || trail() != before {
+		t.Fatalf("a refused cancel changed the booking: %+v %v", after, err)
+	}
+	if out, err := svc.CancelBySalon(service.WithStaff(ctx, booking.BuiltInOwner), b.ID); err != nil || out.Status != booking.StatusCancelled || out.Refund == nil {
+		t.Fatalf("the owner's cancel of a paid booking: %+v %v", out, err)
+	}
+	mysqltest.CheckInvariant(t, store)
 }

@@ -38,8 +38,17 @@ var bookingActions = []bookingAction{
 		}},
 	{Name: "noshow", Label: "未到店", Confirm: "确认 %s 没有来？定金不退。", Done: "已标记为未到店（定金不退）", Action: booking.ActionNoShow, Run: (*service.Service).MarkNoShow,
 		Shown: func(_ *service.Service, b *booking.Booking, now time.Time) bool { return b.CanMarkNoShow(now) }},
+	// The salon's cancel: of a booking paid through WeChat it refunds (the
+	// owner's), of any other there is nothing to refund (staff may too). The
+	// service decides again by the booking as it finds it.
 	{Name: "cancel", Label: "取消并退款", Confirm: "确认取消 %s？已付的定金将全额退回。", Done: "已取消（已付的定金全额退回，见退款状态）", Danger: true, Action: booking.ActionCancel, Run: (*service.Service).CancelBySalon,
-		Shown: func(_ *service.Service, b *booking.Booking, _ time.Time) bool { return b.Status.Unfinished() }},
+		Shown: func(_ *service.Service, b *booking.Booking, _ time.Time) bool {
+			return b.Status.Unfinished() && booking.CancelAction(b) == booking.ActionCancel
+		}},
+	{Name: "cancelunpaid", Label: "取消预约", Confirm: "确认取消 %s？这笔预约没有经微信付款，不涉及退款。", Done: "已取消", Danger: true, Action: booking.ActionCancelUnpaid, Run: (*service.Service).CancelBySalon,
+		Shown: func(_ *service.Service, b *booking.Booking, _ time.Time) bool {
+			return b.Status.Unfinished() && booking.CancelAction(b) == booking.ActionCancelUnpaid
+		}},
 }
 
 // moveAction names 改约 in the outcome of a move (its form is not a button of
@@ -152,7 +161,7 @@ var errorWords = map[string]string{
 	booking.EBADREQUEST:   "填写的内容不正确",
 	booking.EINTERNAL:     "系统出错了，请刷新看看结果，稍后再试",
 	booking.ESOLDOUT:      "这个时段已经约满",
-	booking.EFORBIDDEN:    "只有店主可以做这个操作",
+	booking.EFORBIDDEN:    "只有店主可以做这个操作，请店主操作",
 }
 
 func errorWord(code string) string {
