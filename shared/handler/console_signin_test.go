@@ -154,10 +154,17 @@ func TestConsolePasswordChangeIsThrottled(t *testing.T) {
 			t.Fatalf("wrong current password %d: %d -> %q", i+1, resp.StatusCode, resp.Header.Get("Location"))
 		}
 	}
-	resp := change(techPassword)
-	retry, _ := strconv.Atoi(resp.Header.Get("Retry-After"))
-	if resp.StatusCode != http.StatusTooManyRequests || retry < 14*60 || retry > 15*60 || resp.Header.Get("Set-Cookie") != "" {
-		t.Fatalf("the change of a locked name: %d, Retry-After %q", resp.StatusCode, resp.Header.Get("Retry-After"))
+	req, _ := http.NewRequest(http.MethodPost, s.gw.URL+"/admin/password", strings.NewReader(url.Values{"csrf": {csrf}, "current": {techPassword},
+		"new": {"小美自己设的新密码123"}, "again": {"小美自己设的新密码123"}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Cookie", cookie)
+	a := s.send(req)
+	retry, _ := strconv.Atoi(a.Header.Get("Retry-After"))
+	if a.Status != http.StatusTooManyRequests || retry < 14*60 || retry > 15*60 || a.Header.Get("Set-Cookie") != "" {
+		t.Fatalf("the change of a locked name: %d, Retry-After %q", a.Status, a.Header.Get("Retry-After"))
+	}
+	if !strings.Contains(string(a.Body), "<nav") || !strings.Contains(string(a.Body), "尝试次数过多") {
+		t.Fatalf("the locked change's page (with the menu, in words): %s", a.Body)
 	}
 	if resp := s.consoleForm("/admin/login", "", url.Values{"name": {"小美"}, "password": {techPassword}}); resp.StatusCode != http.StatusTooManyRequests {
 		t.Fatalf("her sign-in after five wrong current passwords: %d", resp.StatusCode)

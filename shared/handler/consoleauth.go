@@ -425,7 +425,7 @@ func (s *Server) consolePassword(w http.ResponseWriter, q *console.Request, _ *c
 	case errors.As(err, &locked) && locked.Code == booking.ETOOMANYATTEMPTS:
 		apigw.Logger(r.Context()).Warn("console password change of a locked name")
 		w.Header().Set("Retry-After", strconv.Itoa(locked.RetryAfter))
-		console.Fail(w, r, d, err)
+		console.FailPage(w, q, err)
 		return
 	case err != nil:
 		err = d.Svc.Classify(err)
