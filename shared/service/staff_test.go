@@ -195,11 +195,12 @@ func TestSignInLockPerAddress(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := svc.CreateStaff(ctx, "Cat", booking.RoleStaff, "Cat's password"); err != nil {
+	cat, err := svc.CreateStaff(ctx, "Cat", booking.RoleStaff, "Cat's password")
+	if err != nil {
 		t.Fatal(err)
 	}
 	yes := true
-	if _, err := svc.UpdateStaff(service.WithStaff(ctx, booking.BuiltInOwner), amy.ID+1, &yes, nil); err != nil {
+	if _, err := svc.UpdateStaff(service.WithStaff(ctx, booking.BuiltInOwner), cat.ID, &yes, nil); err != nil {
 		t.Fatal(err)
 	}
 	const stranger, salon = "198.51.100.7", "203.0.113.20"
