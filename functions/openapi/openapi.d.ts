@@ -380,7 +380,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** The salon cancels a pending or confirmed booking (owner); a paid one is refunded in full. */
+        /** The salon cancels a pending or confirmed booking; a paid one is refunded in full (the owner's; a staff member may cancel only one with nothing to refund, and gets 403 for a paid one, also when WeChat reports it paid during her cancel, which leaves it confirmed). */
         post: operations["cancelBySalon"];
         delete?: never;
         options?: never;

@@ -36,8 +36,9 @@ const (
 	// is down, restarting, unreachable, or out of connections). Nothing was
 	// changed that the caller cannot see; trying again later is safe.
 	EUNAVAILABLE = "UNAVAILABLE"
-	// ETOOMANYATTEMPTS: the console sign-in of a name that failed too often
-	// lately (booking.SignInMaxFailures); the error's RetryAfter says when.
+	// ETOOMANYATTEMPTS: the console sign-in (or 改密码) of a name that failed
+	// too often lately from this address or from all (booking.SignInLocked);
+	// the error's RetryAfter says when.
 	ETOOMANYATTEMPTS = "TOO_MANY_ATTEMPTS"
 )
 

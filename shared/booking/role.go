@@ -9,8 +9,11 @@ const (
 	ActionWalkIn     AdminAction = "walk_in"
 	ActionReschedule AdminAction = "reschedule"
 	ActionNote       AdminAction = "note"
-	// ActionCancel is the salon's cancel, which refunds the deposit in full.
-	ActionCancel AdminAction = "cancel"
+	// ActionCancel is the salon's cancel of a paid booking, which refunds the
+	// deposit in full; ActionCancelUnpaid the cancel of one that has nothing
+	// to refund (no WeChat payment: unpaid, a walk-in, free).
+	ActionCancel       AdminAction = "cancel"
+	ActionCancelUnpaid AdminAction = "cancel_unpaid"
 	// ActionSchedule creates slots; ActionSlotChange closes, reopens or
 	// resizes one.
 	ActionSchedule   AdminAction = "schedule"
@@ -20,12 +23,13 @@ const (
 
 // AdminActions is every admin action.
 var AdminActions = []AdminAction{ActionCheckIn, ActionNoShow, ActionWalkIn, ActionReschedule, ActionNote,
-	ActionCancel, ActionSchedule, ActionSlotChange, ActionStaff}
+	ActionCancelUnpaid, ActionCancel, ActionSchedule, ActionSlotChange, ActionStaff}
 
 // staffMay is what a staff member (not the owner) may do: the work at the
 // counter. Money going back, the schedule and the accounts are the owner's.
 var staffMay = map[AdminAction]bool{
 	ActionCheckIn: true, ActionNoShow: true, ActionWalkIn: true, ActionReschedule: true, ActionNote: true,
+	ActionCancelUnpaid: true,
 }
 
 // May reports whether role may take action: the owner anything, staff the
@@ -38,6 +42,16 @@ func (r Role) May(a AdminAction) bool {
 		return staffMay[a]
 	}
 	return false
+}
+
+// CancelAction is what the salon's cancel of b is by the roles: a booking
+// with a WeChat payment is refunded (ActionCancel, the owner's); any other has
+// nothing to refund (ActionCancelUnpaid).
+func CancelAction(b *Booking) AdminAction {
+	if b.Paid() {
+		return ActionCancel
+	}
+	return ActionCancelUnpaid
 }
 
 // Allow is nil when role may take action, and FORBIDDEN otherwise.

@@ -2,6 +2,8 @@ package booking
 
 import (
 	"crypto/rand"
+	"net"
+	"net/netip"
 	"strconv"
 	"strings"
 	"sync"
@@ -76,7 +78,7 @@ const (
 // the small memory is no concern, only the CPU share), which a person signing in
 // does not notice while a guesser who stole the hashes pays it per guess. Cost 12
 // would be 4 times that on every sign-in and on the dummy hash of every unknown
-// name; the lock-out (five failures per name) is what stops online guessing.
+// name; the lock-out (per name and address, and per name) stops online guessing.
 const PasswordCost = 10
 
 // Staff is an account as it is shown: never its password or hash.
@@ -109,11 +111,16 @@ type NewStaff struct {
 	PasswordHash string
 }
 
-// StaffUpdate is the owner's change to an account: disable it (or enable it
-// again), or set a new password hash; nil leaves that part unchanged.
+// StaffUpdate is a change to an account: the owner disables it (or enables it
+// again) or sets a new password hash; nil leaves that part unchanged. A staff
+// member's change of her own password sets IfUnchangedSince to the account's
+// UpdatedAt when her session began: the change is then made only if the
+// account is still enabled and unchanged since, so that an owner's reset or
+// disabling in between wins.
 type StaffUpdate struct {
-	Disabled     *bool
-	PasswordHash *string
+	Disabled         *bool
+	PasswordHash     *string
+	IfUnchangedSince time.Time
 }
 
 // CleanStaffName is the name of a new account as it is kept: CleanName's rule
@@ -124,7 +131,7 @@ func CleanStaffName(name string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if strings.EqualFold(name, OwnerName) {
+	if IsOwnerName(name) {
 		return "", Errorf(EBADREQUEST, "the name %s is the built-in owner's", OwnerName)
 	}
 	return name, nil
@@ -173,31 +180,84 @@ func PasswordMatches(hash, password string) bool {
 	return err == nil
 }
 
-// The sign-in lock-out: SignInMaxFailures failed sign-ins of one name within
-// SignInWindow lock that name for SignInLock after the last of them.
+// The sign-in lock-out. SignInMaxFailures failed sign-ins of one name from one
+// client address within SignInWindow lock that name for that address, and
+// SignInMaxFailuresAllAddresses from all addresses lock it for everyone, for
+// SignInLock after the last of them. The built-in owner's right ADMIN_TOKEN
+// is never refused by either (its 32 bytes are not guessed five at a time), so
+// nobody can keep the owner out; every other name is locked as a stranger
+// guesses it, which bounds what one guesser learns to five passwords per
+// address and twenty in all per 15 minutes.
 const (
-	SignInMaxFailures = 5
-	SignInWindow      = 15 * time.Minute
-	SignInLock        = 15 * time.Minute
+	SignInMaxFailures             = 5
+	SignInMaxFailuresAllAddresses = 20
+	SignInWindow                  = 15 * time.Minute
+	SignInLock                    = 15 * time.Minute
+	// SignInRecordsKept is how long a failed sign-in and the name it was for
+	// are kept: the release run deletes older ones. Only the last
+	// SignInWindow+SignInLock decide a lock; the rest is there to be read
+	// when someone asks who tried what.
+	SignInRecordsKept = 24 * time.Hour
 )
 
-// SignInLocked decides on a name's recent failed sign-ins (newest first; only
-// the first SignInMaxFailures are read) whether the name is locked at now, and
-// for how long still. The failures that lock a name are SignInMaxFailures within
-// SignInWindow; no failure is counted while it is locked, so the lock ends
-// SignInLock after the last of them.
-func SignInLocked(failures []time.Time, now time.Time) (bool, time.Duration) {
-	if len(failures) < SignInMaxFailures {
-		return false, 0
+// SignInLocked decides whether a name is locked for a client address at now,
+// and for how long still, on the name's recent failed sign-ins (each newest
+// first): fromAddress those of this address (only the first SignInMaxFailures
+// are read), allAddresses those of every address (the first
+// SignInMaxFailuresAllAddresses). Either limit reached within SignInWindow
+// locks it; no failure is counted while it is locked, so a lock ends
+// SignInLock after the last failure that counted.
+func SignInLocked(fromAddress, allAddresses []time.Time, now time.Time) (bool, time.Duration) {
+	left := max(lockLeft(fromAddress, SignInMaxFailures, now), lockLeft(allAddresses, SignInMaxFailuresAllAddresses, now))
+	return left > 0, left
+}
+
+// lockLeft is how long limit failures within SignInWindow (newest first) lock
+// for still at now; 0 when they do not.
+func lockLeft(failures []time.Time, limit int, now time.Time) time.Duration {
+	if len(failures) < limit {
+		return 0
 	}
-	last, first := failures[0], failures[SignInMaxFailures-1]
+	last, first := failures[0], failures[limit-1]
 	if last.Sub(first) > SignInWindow {
-		return false, 0
+		return 0
 	}
-	if left := last.Add(SignInLock).Sub(now); left > 0 {
-		return true, left
+	return max(last.Add(SignInLock).Sub(now), 0)
+}
+
+// IsOwnerName reports whether a name typed at the sign-in is the built-in
+// owner's: names compare without case, as the database compares them, so
+// ADMIN is admin.
+func IsOwnerName(name string) bool { return strings.EqualFold(name, OwnerName) }
+
+// SignInAddressMaxBytes is the longest client address a sign-in is counted
+// under (an IPv6 /64 prefix in text).
+const SignInAddressMaxBytes = 45
+
+// SignInAddress is the client address a sign-in is counted under, from the
+// source address the gateway reports (API Gateway's requestContext.sourceIp;
+// never a header the client writes): an IPv4 address as it is, an IPv6 one as
+// its /64 prefix (one subscriber's network, which hands its devices any
+// address in it), and an address that does not parse as "", which all such
+// clients share.
+func SignInAddress(source string) string {
+	host := source
+	if h, _, err := net.SplitHostPort(source); err == nil {
+		host = h
 	}
-	return false, 0
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return ""
+	}
+	ip = ip.WithZone("").Unmap()
+	if ip.Is4() {
+		return ip.String()
+	}
+	p, err := ip.Prefix(64)
+	if err != nil {
+		return ""
+	}
+	return p.String()
 }
 
 // TooManyAttempts is the answer to a sign-in of a locked name, telling when to

@@ -81,23 +81,38 @@ func TestSignInLocked(t *testing.T) {
 		}
 		return out
 	}
+	// every is n failures, one each 30 seconds from start ago.
+	every := func(n int, start time.Duration) []time.Time {
+		var ds []time.Duration
+		for i := range n {
+			ds = append(ds, start+time.Duration(i)*30*time.Second)
+		}
+		return ago(ds...)
+	}
 	m := time.Minute
 	for _, tt := range []struct {
-		name     string
-		failures []time.Time
-		locked   bool
-		left     time.Duration
+		name               string
+		here, allAddresses []time.Time
+		locked             bool
+		left               time.Duration
 	}{
-		{"none", nil, false, 0},
-		{"four", ago(0, m, 2*m, 3*m), false, 0},
-		{"five just now", ago(0, m, 2*m, 3*m, 4*m), true, 15 * m},
-		{"five, the last 10 minutes ago", ago(10*m, 11*m, 12*m, 13*m, 14*m), true, 5 * m},
-		{"five, the lock over", ago(15*m, 16*m, 17*m, 18*m, 19*m), false, 0},
-		{"five spread over more than the window", ago(0, m, 2*m, 3*m, 16*m), false, 0},
-		{"five within exactly the window", ago(0, m, 2*m, 3*m, 15*m), true, 15 * m},
-		{"a failure after a lock ended", ago(0, 16*m, 16*m, 16*m, 16*m), false, 0},
+		{"none", nil, nil, false, 0},
+		{"four", ago(0, m, 2*m, 3*m), ago(0, m, 2*m, 3*m), false, 0},
+		{"five just now", ago(0, m, 2*m, 3*m, 4*m), ago(0, m, 2*m, 3*m, 4*m), true, 15 * m},
+		{"five, the last 10 minutes ago", ago(10*m, 11*m, 12*m, 13*m, 14*m), ago(10*m, 11*m, 12*m, 13*m, 14*m), true, 5 * m},
+		{"five, the lock over", ago(15*m, 16*m, 17*m, 18*m, 19*m), ago(15*m, 16*m, 17*m, 18*m, 19*m), false, 0},
+		{"five spread over more than the window", ago(0, m, 2*m, 3*m, 16*m), ago(0, m, 2*m, 3*m, 16*m), false, 0},
+		{"five within exactly the window", ago(0, m, 2*m, 3*m, 15*m), ago(0, m, 2*m, 3*m, 15*m), true, 15 * m},
+		{"a failure after a lock ended", ago(0, 16*m, 16*m, 16*m, 16*m), ago(0, 16*m, 16*m, 16*m, 16*m), false, 0},
+		// Other addresses: their failures lock this one only at twenty.
+		{"nineteen elsewhere", nil, every(19, 0), false, 0},
+		{"twenty elsewhere", nil, every(20, 0), true, 15 * m},
+		{"twenty elsewhere, the last 5 minutes ago", nil, every(20, 5*m), true, 10 * m},
+		{"twenty over more than the window", nil, append(every(19, 0), now.Add(-16*m)), false, 0},
+		{"four here, nineteen in all", ago(0, m, 2*m, 3*m), every(19, 0), false, 0},
+		{"both: the longer lock", ago(2*m, 3*m, 4*m, 5*m, 6*m), every(20, 0), true, 15 * m},
 	} {
-		locked, left := SignInLocked(tt.failures, now)
+		locked, left := SignInLocked(tt.here, tt.allAddresses, now)
 		if locked != tt.locked || left != tt.left {
 			t.Errorf("%s: locked %v for %s, want %v for %s", tt.name, locked, left, tt.locked, tt.left)
 		}
@@ -110,9 +125,31 @@ func TestSignInLocked(t *testing.T) {
 	}
 }
 
+func TestSignInAddress(t *testing.T) {
+	for _, tt := range []struct{ source, want string }{
+		{"203.0.113.9", "203.0.113.9"},
+		{"203.0.113.9:51234", "203.0.113.9"},
+		{"::ffff:203.0.113.9", "203.0.113.9"},
+		{"2001:db8:1:2:3:4:5:6", "2001:db8:1:2::/64"},
+		{"[2001:db8:1:2:ffff::1]:443", "2001:db8:1:2::/64"},
+		{"fe80::1%eth0", "fe80::/64"},
+		{"", ""},
+		{"not an address", ""},
+		{"203.0.113.9, 10.0.0.1", ""},
+	} {
+		got := SignInAddress(tt.source)
+		if got != tt.want || len(got) > SignInAddressMaxBytes {
+			t.Errorf("SignInAddress(%q) = %q, want %q", tt.source, got, tt.want)
+		}
+	}
+	if !IsOwnerName("admin") || !IsOwnerName("ADMIN") || !IsOwnerName("Admin") || IsOwnerName("admin2") || IsOwnerName(" admin") {
+		t.Fatal("IsOwnerName")
+	}
+}
+
 func TestRoleMay(t *testing.T) {
 	want := map[AdminAction]bool{ActionCheckIn: true, ActionNoShow: true, ActionWalkIn: true, ActionReschedule: true, ActionNote: true,
-		ActionCancel: false, ActionSchedule: false, ActionSlotChange: false, ActionStaff: false}
+		ActionCancelUnpaid: true, ActionCancel: false, ActionSchedule: false, ActionSlotChange: false, ActionStaff: false}
 	if len(want) != len(AdminActions) {
 		t.Fatalf("the table names %d actions of %d", len(want), len(AdminActions))
 	}

@@ -368,7 +368,11 @@ func TestConsoleInABrowser(t *testing.T) {
 	if a := s.call("POST", fmt.Sprintf("/bookings/%d/cancel", dave), s.token("oDave-0004"), nil); a.Status != http.StatusOK {
 		t.Fatalf("customer cancel: %d %s", a.Status, a.Body)
 	}
-	if st := b.submit(fmt.Sprintf("#bk-%d button.cancel", dave)); st != http.StatusOK {
+	// Dave has not paid: his cancel is 取消预约, which promises no refund.
+	if b.count(fmt.Sprintf("#bk-%d button.cancel", dave)) != 0 || b.text(fmt.Sprintf("#bk-%d button.cancelunpaid", dave)) != "取消预约" {
+		t.Fatalf("an unpaid booking's cancel: refund-cancel %d, %q", b.count(fmt.Sprintf("#bk-%d button.cancel", dave)), b.text(fmt.Sprintf("#bk-%d button.cancelunpaid", dave)))
+	}
+	if st := b.submit(fmt.Sprintf("#bk-%d button.cancelunpaid", dave)); st != http.StatusOK {
 		t.Fatalf("stale cancel: %d", st)
 	}
 	if msg := b.text("#flash.bad"); !strings.Contains(msg, "…e-0004 "+salonWhen(s.slotStart(paidSlot))+" 取消预约没有成功") || !strings.Contains(msg, "状态已经变了") {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"salon/shared/apigw"
 	"salon/shared/booking"
 	"salon/shared/cls"
 	"salon/shared/service"
@@ -29,9 +30,10 @@ func createStaff(t testing.TB, svc *service.Service, name string, role booking.R
 }
 
 // The console's sign-in form: one answer (401, the same page) for a wrong
-// password, an unknown name and a disabled account; five failures lock the
-// name for 15 minutes (429 with Retry-After, the right password too) and no
-// other name.
+// password, an unknown name and a disabled account; five failures from one
+// client address lock the name for 15 minutes there (429 with Retry-After,
+// the right password too), and no other name nor the name from another
+// address; the built-in owner's right token signs in even while locked.
 func TestConsoleSignInLockOut(t *testing.T) {
 	s := newSystem(t)
 	d, err := s.apiEnv.Deps()
@@ -79,6 +81,97 @@ func TestConsoleSignInLockOut(t *testing.T) {
 	if resp, cookie := signIn("admin", testAdmin); resp.StatusCode != http.StatusSeeOther || cookie == "" {
 		t.Fatalf("another name after 小美's lock: %d", resp.StatusCode)
 	}
+	// From another client address (the gateway's source address) 小美 is not
+	// locked: five failures lock a name for one address.
+	if resp := s.signInFrom("198.51.100.23", "小美", techPassword); resp.StatusCode != http.StatusSeeOther || resp.Headers["Set-Cookie"] == "" {
+		t.Fatalf("小美 from another address: %d", resp.StatusCode)
+	}
+	// A header the client writes is no other address.
+	if resp, _ := signIn("小美", techPassword); resp.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("小美 again from the locked address: %d", resp.StatusCode)
+	}
+	resp = s.consoleForm("/admin/login", "", url.Values{"name": {"小美"}, "password": {techPassword}}, "X-Forwarded-For", "192.0.2.200")
+	if resp.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("X-Forwarded-For took the locked address for another: %d", resp.StatusCode)
+	}
+
+	// Nobody keeps the built-in owner out: five wrong tokens (ADMIN is admin)
+	// lock the name for this address, and the right token still signs in.
+	for i := range booking.SignInMaxFailures {
+		if resp, _ := signIn("ADMIN", "a guess of the token"); resp.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("wrong token %d: %d", i+1, resp.StatusCode)
+		}
+	}
+	if resp, _ := signIn("admin", "another guess"); resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("a wrong token of the locked owner: %d", resp.StatusCode)
+	}
+	for _, name := range []string{"admin", "ADMIN"} {
+		if resp, cookie := signIn(name, testAdmin); resp.StatusCode != http.StatusSeeOther || cookie == "" {
+			t.Fatalf("the owner's right token (%s) while locked: %d", name, resp.StatusCode)
+		}
+	}
+}
+
+// signInFrom posts the console's sign-in form as API Gateway delivers it from
+// the client address source (requestContext.sourceIp).
+func (s *system) signInFrom(source, name, password string) apigw.Response {
+	s.t.Helper()
+	ev := map[string]any{
+		"httpMethod": "POST", "path": "/admin/login",
+		"body":           url.Values{"name": {name}, "password": {password}}.Encode(),
+		"headers":        map[string]string{"content-type": "application/x-www-form-urlencoded", "host": "salon.example"},
+		"requestContext": map[string]string{"requestId": "signin-from", "sourceIp": source},
+	}
+	raw, err := json.Marshal(ev)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	resp, err := AdminRouter(s.apiEnv).Invoke(context.Background(), raw)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return resp
+}
+
+// 改密码 is no password oracle: a wrong current password counts as a failed
+// sign-in of her name from her address, five lock it (the change answers 429
+// with Retry-After, as the sign-in does), and her session stands.
+func TestConsolePasswordChangeIsThrottled(t *testing.T) {
+	s := newSystem(t)
+	d, err := s.apiEnv.Deps()
+	if err != nil {
+		t.Fatal(err)
+	}
+	createStaff(t, d.Svc, "小美", booking.RoleStaff)
+	cookie, csrf := s.consoleSignInAs("小美", techPassword)
+	change := func(current string) *http.Response {
+		t.Helper()
+		return s.consoleForm("/admin/password", cookie, url.Values{"csrf": {csrf}, "current": {current},
+			"new": {"小美自己设的新密码123"}, "again": {"小美自己设的新密码123"}})
+	}
+	for i := range booking.SignInMaxFailures {
+		if resp := change("a guess " + strconv.Itoa(i)); resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "password?done=refused" {
+			t.Fatalf("wrong current password %d: %d -> %q", i+1, resp.StatusCode, resp.Header.Get("Location"))
+		}
+	}
+	req, _ := http.NewRequest(http.MethodPost, s.gw.URL+"/admin/password", strings.NewReader(url.Values{"csrf": {csrf}, "current": {techPassword},
+		"new": {"小美自己设的新密码123"}, "again": {"小美自己设的新密码123"}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Cookie", cookie)
+	a := s.send(req)
+	retry, _ := strconv.Atoi(a.Header.Get("Retry-After"))
+	if a.Status != http.StatusTooManyRequests || retry < 14*60 || retry > 15*60 || a.Header.Get("Set-Cookie") != "" {
+		t.Fatalf("the change of a locked name: %d, Retry-After %q", a.Status, a.Header.Get("Retry-After"))
+	}
+	if !strings.Contains(string(a.Body), "<nav") || !strings.Contains(string(a.Body), "尝试次数过多") {
+		t.Fatalf("the locked change's page (with the menu, in words): %s", a.Body)
+	}
+	if resp := s.consoleForm("/admin/login", "", url.Values{"name": {"小美"}, "password": {techPassword}}); resp.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("her sign-in after five wrong current passwords: %d", resp.StatusCode)
+	}
+	if page := s.consoleGet("/admin/", cookie); page.StatusCode != http.StatusOK {
+		t.Fatalf("her session after refused changes: %d", page.StatusCode)
+	}
 }
 
 // loginPageFor posts a sign-in and reads the page that answers it, without
@@ -94,7 +187,7 @@ func (s *system) loginPageFor(name, password string) string {
 
 // FuzzConsoleSignIn sends arbitrary sign-in forms: the answer is a sign-in
 // (303 with a session cookie) only for the exact credentials of an enabled
-// account or the built-in owner, else 400, 401 or 429 without a cookie, never
+// account or the built-in owner (its name in any case), else 400, 401 or 429 without a cookie, never
 // a 5xx; no account changes, and no name of more than 40 characters is
 // recorded.
 func FuzzConsoleSignIn(f *testing.F) {
@@ -150,7 +243,7 @@ func FuzzConsoleSignIn(f *testing.F) {
 		cookie := resp.Headers["Set-Cookie"]
 		form, formErr := url.ParseQuery(string(body))
 		exact := formErr == nil && kind%3 != 1 && len(form["name"]) >= 1 &&
-			((strings.TrimSpace(form.Get("name")) == "admin" && form.Get("password") == testAdmin) ||
+			((strings.EqualFold(strings.TrimSpace(form.Get("name")), "admin") && form.Get("password") == testAdmin) ||
 				(strings.TrimSpace(form.Get("name")) == "小美" && form.Get("password") == techPassword))
 		switch resp.StatusCode {
 		case http.StatusSeeOther:

@@ -84,12 +84,24 @@ func TestStaffInABrowser(t *testing.T) {
 	if tech.count(bobRow) != 1 || tech.count(bobRow+" button.cancel") != 0 || tech.count(bobRow+" button.checkin") != 1 {
 		t.Fatalf("staff sees booking %d with cancel %d, check-in %d", bob, tech.count(bobRow+" button.cancel"), tech.count(bobRow+" button.checkin"))
 	}
+	// The walk-in has nothing to refund: she may cancel it, in words that
+	// promise no refund; Bob's paid booking has no cancel of hers at all.
+	var walkInID int64
+	if err := s.store.SQL().QueryRow(`SELECT MAX(book_id) FROM t_booking WHERE openid IS NULL`).Scan(&walkInID); err != nil {
+		t.Fatal(err)
+	}
+	walkInRow := fmt.Sprintf("#bk-%d", walkInID)
+	if tech.count(walkInRow+" button.cancelunpaid") != 1 || tech.text(walkInRow+" button.cancelunpaid") != "取消预约" ||
+		tech.count(walkInRow+" button.cancel") != 0 || tech.count(bobRow+" button.cancelunpaid") != 0 {
+		t.Fatalf("staff's cancel buttons: walk-in %d (%q), refund-cancel %d; Bob's %d", tech.count(walkInRow+" button.cancelunpaid"),
+			tech.text(walkInRow+" button.cancelunpaid"), tech.count(walkInRow+" button.cancel"), tech.count(bobRow+" button.cancelunpaid"))
+	}
 	tech.shot("staff-today")
 	if st := tech.open("week"); st != http.StatusOK || tech.count("#schedule") != 0 || tech.count("form.capacity") != 0 || tech.count("form.close") != 0 {
 		t.Fatalf("staff week page (%d): schedule form %d, capacity %d, close %d", st, tech.count("#schedule"), tech.count("form.capacity"), tech.count("form.close"))
 	}
-	if st := tech.open("team"); st != http.StatusForbidden {
-		t.Fatalf("staff opened the staff page: %d", st)
+	if st := tech.open("team"); st != http.StatusForbidden || !strings.Contains(tech.text("#error"), "请店主操作") || tech.count("nav") != 1 {
+		t.Fatalf("staff opened the staff page: %d %q, menu %d", st, tech.text("#error"), tech.count("nav"))
 	}
 
 	// What the buttons hide is refused when sent anyway: a refund-cancel posted
@@ -106,8 +118,8 @@ func TestStaffInABrowser(t *testing.T) {
 		const b = document.createElement('button'); b.id = 'forged'; f.appendChild(b); document.body.appendChild(f); return true;
 	})()`, bob)
 	eval[bool](tech, forged)
-	if st := tech.submit("#forged"); st != http.StatusOK || !strings.Contains(tech.text("#flash.bad"), "只有店主可以做这个操作") {
-		t.Fatalf("a staff member's cancel form: %d %q", st, tech.text("#flash"))
+	if st := tech.submit("#forged"); st != http.StatusOK || !strings.Contains(tech.text("#flash.bad"), "请店主操作") || tech.count("nav") != 1 {
+		t.Fatalf("a staff member's cancel form: %d %q, menu %d", st, tech.text("#flash"), tech.count("nav"))
 	}
 	for _, c := range []struct{ method, path, body string }{
 		{"POST", fmt.Sprintf("bookings/%d/cancel", bob), "{}"},

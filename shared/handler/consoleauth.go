@@ -311,7 +311,7 @@ func (s *Server) consoleSignedIn(change bool, needs booking.AdminAction, h func(
 		r = r.WithContext(service.WithStaff(r.Context(), sess.Staff))
 		if needs != "" {
 			if err := sess.Staff.Role.Allow(needs); err != nil {
-				console.Fail(w, r, d, err)
+				console.FailPage(w, console.NewRequest(r, d, &sess.Staff, sess.csrf, nil), err)
 				return
 			}
 		}
@@ -365,7 +365,7 @@ func (s *Server) consoleLogin(w http.ResponseWriter, q *console.Request, k *keys
 		return
 	}
 	name := strings.TrimSpace(form.Get("name"))
-	st, err := d.Svc.SignIn(r.Context(), name, form.Get("password"), d.Cfg.AdminToken)
+	st, err := d.Svc.SignIn(r.Context(), name, form.Get("password"), signInAddress(r), d.Cfg.AdminToken)
 	var locked *booking.Error
 	switch {
 	case booking.IsCode(err, booking.EUNAUTHORIZED):
@@ -388,6 +388,12 @@ func (s *Server) consoleLogin(w http.ResponseWriter, q *console.Request, k *keys
 	console.Redirect(w, "./")
 }
 
+// signInAddress is the client address a sign-in is counted under: the source
+// address the gateway reports (apigw puts API Gateway's requestContext.sourceIp
+// in RemoteAddr), never X-Forwarded-For or another header the client writes,
+// which a guesser would set anew on every try.
+func signInAddress(r *http.Request) string { return booking.SignInAddress(r.RemoteAddr) }
+
 // startSession issues a session of st and sets its cookie.
 func startSession(w http.ResponseWriter, r *http.Request, k *keys, st booking.Staff) error {
 	sess, token, err := k.issue(st)
@@ -400,8 +406,12 @@ func startSession(w http.ResponseWriter, r *http.Request, k *keys, st booking.St
 }
 
 // consolePassword changes the signed-in person's own password: the service
-// checks her current one and ends her sessions; this browser gets a new session
-// of the changed account, so she stays signed in here and nowhere else.
+// checks her current one (a wrong one counts as a failed sign-in of her name
+// from this address; a locked name is 429 with Retry-After), makes the change
+// only if her account is unchanged since her session began (else 401: an
+// owner's reset ended the session) and ends her sessions; this browser gets a
+// new session of the changed account, so she stays signed in here and nowhere
+// else.
 func (s *Server) consolePassword(w http.ResponseWriter, q *console.Request, _ *consoleSession, k *keys) {
 	r, d := q.HTTP(), q.Deps()
 	form := q.Form()
@@ -409,8 +419,15 @@ func (s *Server) consolePassword(w http.ResponseWriter, q *console.Request, _ *c
 		console.PasswordOutcome(w, "mismatch")
 		return
 	}
-	st, err := d.Svc.ChangeMyPassword(r.Context(), form.Get("current"), form.Get("new"))
-	if err != nil {
+	st, err := d.Svc.ChangeMyPassword(r.Context(), form.Get("current"), form.Get("new"), signInAddress(r))
+	var locked *booking.Error
+	switch {
+	case errors.As(err, &locked) && locked.Code == booking.ETOOMANYATTEMPTS:
+		apigw.Logger(r.Context()).Warn("console password change of a locked name")
+		w.Header().Set("Retry-After", strconv.Itoa(locked.RetryAfter))
+		console.FailPage(w, q, err)
+		return
+	case err != nil:
 		err = d.Svc.Classify(err)
 		if booking.IsCode(err, booking.EBADREQUEST) {
 			console.PasswordOutcome(w, "refused")

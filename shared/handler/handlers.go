@@ -574,7 +574,8 @@ func Release(e *instance.Env) func(ctx context.Context, _ json.RawMessage) (serv
 		sum, err := d.Svc.Release(ctx)
 		err = d.Svc.Classify(err)
 		attrs := []any{"function", "release", "released", sum.Released, "confirmed", sum.Confirmed,
-			"refunded", sum.Refunded, "audited", sum.Audited, "duration_ms", time.Since(start).Milliseconds()}
+			"refunded", sum.Refunded, "audited", sum.Audited, "signinsDeleted", sum.SigninsDeleted,
+			"duration_ms", time.Since(start).Milliseconds()}
 		if err != nil {
 			e.Logger().Error("release run failed", append(attrs, "code", booking.ErrorCode(err), "err", err.Error())...)
 			return sum, err

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -38,11 +39,11 @@ const (
 // relSummary is the release function's answer as JSON.
 type relSummary struct {
 	Released, Confirmed, Refunded, Audited, NoShows, RefundsSettled, Notified int
-	AuditDeleted, NotificationsDeleted                                        int
+	AuditDeleted, NotificationsDeleted, SigninsDeleted                        int
 }
 
 // release runs the release function once with ctx and returns its answer, decoded
-// from the JSON the timer receives (which must hold exactly the nine counters).
+// from the JSON the timer receives (which must hold exactly the ten counters).
 func (s *system) relRun(ctx context.Context) relSummary {
 	s.t.Helper()
 	sum, err := relRunEnv(ctx, s.apiEnv)
@@ -66,11 +67,11 @@ func relRunEnv(ctx context.Context, e *instance.Env) (relSummary, error) {
 	if err := json.Unmarshal(raw, &m); err != nil {
 		return relSummary{}, fmt.Errorf("summary %s: %v", raw, err)
 	}
-	if len(m) != 9 {
-		return relSummary{}, fmt.Errorf("summary %s: want exactly released, confirmed, refunded, audited, noShows, refundsSettled, notified, auditDeleted, notificationsDeleted", raw)
+	if len(m) != 10 {
+		return relSummary{}, fmt.Errorf("summary %s: want exactly released, confirmed, refunded, audited, noShows, refundsSettled, notified, auditDeleted, notificationsDeleted, signinsDeleted", raw)
 	}
 	sum := relSummary{Released: -1, Confirmed: -1, Refunded: -1, Audited: -1, NoShows: -1, RefundsSettled: -1, Notified: -1,
-		AuditDeleted: -1, NotificationsDeleted: -1}
+		AuditDeleted: -1, NotificationsDeleted: -1, SigninsDeleted: -1}
 	for k, v := range m {
 		switch k {
 		case "released":
@@ -91,6 +92,8 @@ func relRunEnv(ctx context.Context, e *instance.Env) (relSummary, error) {
 			sum.AuditDeleted = v
 		case "notificationsDeleted":
 			sum.NotificationsDeleted = v
+		case "signinsDeleted":
+			sum.SigninsDeleted = v
 		default:
 			return relSummary{}, fmt.Errorf("summary %s: unknown key %q", raw, k)
 		}
@@ -900,6 +903,57 @@ func TestReleaseDeletesWhatIsKeptElsewhere(t *testing.T) {
 		t.Fatalf("second run: %+v, want nothing more deleted", sum)
 	}
 	mysqltest.CheckInvariant(t, s.store)
+}
+
+// TestReleaseDeletesOldSignIns: a stranger trying random names through the
+// console leaves one failure and one name row per name, and the release run
+// deletes those a day old (the summary and its log line say how many) and
+// keeps the younger ones.
+func TestReleaseDeletesOldSignIns(t *testing.T) {
+	t.Parallel()
+	s := newSystem(t)
+	db := s.store.SQL()
+	for i := range 12 {
+		resp := s.consoleForm("/admin/login", "", url.Values{"name": {"random-" + strconv.Itoa(i)}, "password": {"a guess"}})
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("sign-in %d: %d", i, resp.StatusCode)
+		}
+	}
+	count := func(q string) int {
+		t.Helper()
+		var n int
+		if err := db.QueryRow(q).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if f, n := count(`SELECT COUNT(*) FROM t_signin_failure`), count(`SELECT COUNT(*) FROM t_signin_name`); f != 12 || n != 12 {
+		t.Fatalf("%d failures and %d names recorded, want 12 of each", f, n)
+	}
+	// Ten of the names were tried 25 hours ago, two 23 hours ago.
+	for _, q := range []string{
+		`UPDATE t_signin_failure SET failed_at = failed_at - INTERVAL 25 HOUR WHERE name NOT IN ('random-10', 'random-11')`,
+		`UPDATE t_signin_name SET last_at = last_at - INTERVAL 25 HOUR WHERE name NOT IN ('random-10', 'random-11')`,
+		`UPDATE t_signin_failure SET failed_at = failed_at - INTERVAL 23 HOUR WHERE name IN ('random-10', 'random-11')`,
+		`UPDATE t_signin_name SET last_at = last_at - INTERVAL 23 HOUR WHERE name IN ('random-10', 'random-11')`,
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	offset := len(s.logs.String())
+	if sum := s.relRun(context.Background()); sum != (relSummary{SigninsDeleted: 20}) {
+		t.Fatalf("run: %+v, want 20 sign-in records deleted", sum)
+	}
+	if lines := relLinesWith(s.relLogsSince(offset), "release run"); len(lines) != 1 || relNum(lines[0]["signinsDeleted"]) != 20 {
+		t.Fatalf("the run's log line: %v", lines)
+	}
+	if f, n := count(`SELECT COUNT(*) FROM t_signin_failure`), count(`SELECT COUNT(*) FROM t_signin_name`); f != 2 || n != 2 {
+		t.Fatalf("%d failures and %d names left, want the 2 young ones of each", f, n)
+	}
+	if sum := s.relRun(context.Background()); sum != (relSummary{}) {
+		t.Fatalf("second run: %+v, want nothing more deleted", sum)
+	}
 }
 
 func TestReconcileReportsDriftAndRepairsNothing(t *testing.T) {

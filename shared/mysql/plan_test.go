@@ -25,7 +25,8 @@ import (
 // table, one of its indexes whole or a large part of it, and never sort more
 // than a page of them (filesort). The other tables are bounded by the product
 // itself: t_waitlist (the release run drops the lines of started slots),
-// t_signin_failure (pruned as sign-ins go by), t_release_run (two days),
+// t_signin_failure (pruned as sign-ins go by, and a day old by the release
+// run), t_release_run (two days),
 // t_console_signout (until expiry).
 var growing = map[string]bool{
 	"t_booking": true, "t_audit": true, "t_notification": true, "t_customer": true, "t_slot": true, "t_signin_name": true,
@@ -479,9 +480,11 @@ func runEveryOperation(t *testing.T, ctx context.Context, plain, s *mysql.DB) ma
 	must("UpdateStaff", err)
 	_, err = s.StaffCredential(ctx, "plan")
 	must("StaffCredential", err)
-	must("SignInLocked", s.SignInLocked(ctx, "plan"))
-	must("RecordSignIn", s.RecordSignIn(ctx, "plan", false))
-	must("RecordSignIn", s.RecordSignIn(ctx, "plan", true))
+	must("SignInLocked", s.SignInLocked(ctx, "plan", "192.0.2.1"))
+	must("RecordSignIn", s.RecordSignIn(ctx, "plan", "192.0.2.1", false))
+	must("RecordSignIn", s.RecordSignIn(ctx, "plan", "192.0.2.1", true))
+	_, err = s.DeleteOldSignIns(ctx, booking.SignInRecordsKept, 500)
+	must("DeleteOldSignIns", err)
 
 	// The access token every function shares.
 	must("SaveToken", s.SaveToken(ctx, "wxplan", "token", time.Now().Add(time.Hour)))

@@ -81,12 +81,20 @@ func (db *DB) StaffCredential(ctx context.Context, name string) (*booking.StaffC
 	return findStaff(ctx, db.db, `name = ?`, name)
 }
 
-// UpdateStaff disables (or enables) an account or sets its password hash.
+// UpdateStaff disables (or enables) an account or sets its password hash,
+// with the account's row locked. With u.IfUnchangedSince set, it changes
+// nothing and answers INVALID_STATE unless the account is enabled and its
+// updated_at is still that time (decided under the lock, so a change committed
+// by someone else in between, the owner's reset, wins).
 func (db *DB) UpdateStaff(ctx context.Context, id int64, u booking.StaffUpdate) (*booking.Staff, error) {
 	var out *booking.Staff
 	err := db.transact(ctx, nil, func(tx *sql.Tx) error {
-		if _, err := findStaff(ctx, tx, `staff_id = ? FOR UPDATE`, id); err != nil {
+		before, err := findStaff(ctx, tx, `staff_id = ? FOR UPDATE`, id)
+		if err != nil {
 			return err
+		}
+		if !u.IfUnchangedSince.IsZero() && (before.Disabled || !before.UpdatedAt.Equal(u.IfUnchangedSince)) {
+			return booking.Errorf(booking.EINVALIDSTATE, "staff %d changed since %s", id, u.IfUnchangedSince.Format(time.RFC3339Nano))
 		}
 		if u.Disabled != nil {
 			if _, err := tx.ExecContext(ctx, `UPDATE t_staff SET disabled = ?, updated_at = UTC_TIMESTAMP(6) WHERE staff_id = ?`, *u.Disabled, id); err != nil {
@@ -109,73 +117,103 @@ func (db *DB) UpdateStaff(ctx context.Context, id int64, u booking.StaffUpdate) 
 	return out, err
 }
 
-// recentFailures reads the newest failed sign-ins of name, newest first.
-func recentFailures(ctx context.Context, q querier, name string) ([]time.Time, time.Time, error) {
-	var now time.Time
+// recentFailures reads the newest failed sign-ins of name, newest first: of
+// address (at most booking.SignInMaxFailures) and of all addresses (at most
+// booking.SignInMaxFailuresAllAddresses), with the database's time.
+func recentFailures(ctx context.Context, q querier, name, address string) (here, all []time.Time, now time.Time, err error) {
 	if err := q.QueryRowContext(ctx, `SELECT UTC_TIMESTAMP(6)`).Scan(&now); err != nil {
-		return nil, now, err
+		return nil, nil, now, err
 	}
-	rows, err := q.QueryContext(ctx, `SELECT failed_at FROM t_signin_failure WHERE name = ? ORDER BY failed_at DESC, failure_id DESC LIMIT ?`,
-		name, booking.SignInMaxFailures)
-	if err != nil {
-		return nil, now, err
-	}
-	defer rows.Close()
-	var out []time.Time
-	for rows.Next() {
-		var t time.Time
-		if err := rows.Scan(&t); err != nil {
-			return nil, now, err
+	read := func(query string, args ...any) ([]time.Time, error) {
+		rows, err := q.QueryContext(ctx, query, args...)
+		if err != nil {
+			return nil, err
 		}
-		out = append(out, t)
+		defer rows.Close()
+		var out []time.Time
+		for rows.Next() {
+			var t time.Time
+			if err := rows.Scan(&t); err != nil {
+				return nil, err
+			}
+			out = append(out, t)
+		}
+		return out, rows.Err()
 	}
-	return out, now, rows.Err()
+	if here, err = read(`SELECT failed_at FROM t_signin_failure WHERE name = ? AND address = ?
+		ORDER BY failed_at DESC, failure_id DESC LIMIT ?`, name, address, booking.SignInMaxFailures); err != nil {
+		return nil, nil, now, err
+	}
+	if all, err = read(`SELECT failed_at FROM t_signin_failure WHERE name = ?
+		ORDER BY failed_at DESC, failure_id DESC LIMIT ?`, name, booking.SignInMaxFailuresAllAddresses); err != nil {
+		return nil, nil, now, err
+	}
+	return here, all, now, nil
 }
 
 // SignInLocked answers TOO_MANY_ATTEMPTS (with when to try again) while name is
-// locked out, and nil otherwise. It locks nothing: a sign-in asks it before it
-// checks a password, and RecordSignIn decides again under the name's lock.
-func (db *DB) SignInLocked(ctx context.Context, name string) error {
-	failures, now, err := recentFailures(ctx, db.db, name)
+// locked out for address, and nil otherwise. It locks nothing: a sign-in asks
+// it before it checks a password, and RecordSignIn decides again under the
+// name's lock.
+func (db *DB) SignInLocked(ctx context.Context, name, address string) error {
+	here, all, now, err := recentFailures(ctx, db.db, name, address)
 	if err != nil {
 		return err
 	}
-	if locked, left := booking.SignInLocked(failures, now); locked {
+	if locked, left := booking.SignInLocked(here, all, now); locked {
 		return booking.TooManyAttempts(left)
 	}
 	return nil
 }
 
-// RecordSignIn records the outcome of a checked sign-in of name with the name's
-// row locked, so that the sign-ins of one name on every instance are decided one
-// after another: a locked name is TOO_MANY_ATTEMPTS whatever the outcome, and
-// its failure is not counted; a failure is counted; a success forgets the
-// name's failures. Failures older than the window go as well.
-func (db *DB) RecordSignIn(ctx context.Context, name string, ok bool) error {
+// RecordSignIn records the outcome of a checked sign-in of name from address
+// with the name's row locked, so that the sign-ins of one name on every
+// instance are decided one after another: a name locked for address is
+// TOO_MANY_ATTEMPTS whatever the outcome, and its failure is not counted; a
+// failure is counted; a success forgets the failures of the name from that
+// address (those of other addresses stay: a stranger's count is not reset by
+// the account's owner signing in). The name's failures older than the window
+// go as well.
+func (db *DB) RecordSignIn(ctx context.Context, name, address string, ok bool) error {
 	return db.transact(ctx, nil, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO t_signin_name (name) VALUES (?) ON DUPLICATE KEY UPDATE name = name`, name); err != nil {
+		// The upsert takes the name's row lock and dates the row, which the
+		// release run deletes a day after the name's last sign-in.
+		if _, err := tx.ExecContext(ctx, `INSERT INTO t_signin_name (name, last_at) VALUES (?, UTC_TIMESTAMP(6))
+			ON DUPLICATE KEY UPDATE last_at = UTC_TIMESTAMP(6)`, name); err != nil {
 			return err
 		}
-		var locked string
-		if err := tx.QueryRowContext(ctx, `SELECT name FROM t_signin_name WHERE name = ? FOR UPDATE`, name).Scan(&locked); err != nil {
-			return err
-		}
-		failures, now, err := recentFailures(ctx, tx, name)
+		here, all, now, err := recentFailures(ctx, tx, name, address)
 		if err != nil {
 			return err
 		}
-		if isLocked, left := booking.SignInLocked(failures, now); isLocked {
+		if isLocked, left := booking.SignInLocked(here, all, now); isLocked {
 			return booking.TooManyAttempts(left)
 		}
 		if ok {
-			_, err := tx.ExecContext(ctx, `DELETE FROM t_signin_failure WHERE name = ?`, name)
+			_, err := tx.ExecContext(ctx, `DELETE FROM t_signin_failure WHERE name = ? AND address = ?`, name, address)
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM t_signin_failure WHERE name = ? AND failed_at < ?`,
 			name, now.Add(-booking.SignInWindow-booking.SignInLock)); err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO t_signin_failure (name, failed_at) VALUES (?, ?)`, name, now)
+		_, err = tx.ExecContext(ctx, `INSERT INTO t_signin_failure (name, address, failed_at) VALUES (?, ?, ?)`, name, address, now)
 		return err
 	})
+}
+
+// DeleteOldSignIns deletes up to limit sign-in records older than olderThan
+// (by the database's clock), oldest first: failed sign-ins, then the names
+// whose last sign-in is that old (their failures are older still), and
+// reports how many it deleted. Each is a range of its time index, a batch of
+// its own (see retention.go).
+func (db *DB) DeleteOldSignIns(ctx context.Context, olderThan time.Duration, limit int) (int, error) {
+	n, err := db.deleteBatch(ctx, `DELETE FROM t_signin_failure WHERE failed_at < UTC_TIMESTAMP(6) - INTERVAL ? MICROSECOND
+		ORDER BY failed_at LIMIT ?`, olderThan.Microseconds(), limit)
+	if err != nil || n >= limit {
+		return n, err
+	}
+	m, err := db.deleteBatch(ctx, `DELETE FROM t_signin_name WHERE last_at < UTC_TIMESTAMP(6) - INTERVAL ? MICROSECOND
+		ORDER BY last_at LIMIT ?`, olderThan.Microseconds(), limit-n)
+	return n + m, err
 }

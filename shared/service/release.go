@@ -28,6 +28,9 @@ type Summary struct {
 	// NotificationsDeleted counts finished notifications deleted, 30 days
 	// after they were last due (booking.NotificationRetention).
 	NotificationsDeleted int `json:"notificationsDeleted"`
+	// SigninsDeleted counts sign-in records deleted (failed sign-ins and the
+	// names tried), a day after they were made (booking.SignInRecordsKept).
+	SigninsDeleted int `json:"signinsDeleted"`
 }
 
 const (
@@ -131,8 +134,9 @@ func (s *Service) Release(ctx context.Context) (sum Summary, err error) {
 
 // prune deletes what the database no longer needs to keep, in small batches
 // until none is left, pruneBatches are done or the budget is spent: audit
-// records CLS accepted AUDIT_RETENTION_DAYS ago (0 keeps them) and finished
-// notifications older than booking.NotificationRetention. A failure is logged
+// records CLS accepted AUDIT_RETENTION_DAYS ago (0 keeps them), finished
+// notifications older than booking.NotificationRetention and sign-in records
+// older than booking.SignInRecordsKept. A failure is logged
 // and left for the next run; nothing depends on it.
 func (s *Service) prune(ctx context.Context, stopAt time.Time, sum *Summary) {
 	log := s.logger(ctx)
@@ -156,6 +160,7 @@ func (s *Service) prune(ctx context.Context, stopAt time.Time, sum *Summary) {
 		run("audit records", s.store.DeleteShippedAudit, time.Duration(days)*24*time.Hour, &sum.AuditDeleted)
 	}
 	run("notifications", s.store.DeleteFinishedNotifications, booking.NotificationRetention, &sum.NotificationsDeleted)
+	run("sign-in records", s.store.DeleteOldSignIns, booking.SignInRecordsKept, &sum.SigninsDeleted)
 }
 
 // releaseExpired claims expired holds batch by batch and settles each, until none

@@ -188,9 +188,14 @@ func (s *Service) CancelByCustomer(ctx context.Context, openid string, bookingID
 }
 
 // CancelBySalon cancels any booking before check-in, always with a full refund
-// of what was paid.
+// of what was paid. A booking paid through WeChat is refunded, which is the
+// owner's (booking.CancelAction): a staff member may cancel only one that has
+// nothing to refund, and FORBIDDEN otherwise, before anything changes. If
+// WeChat reports her unpaid booking paid while she cancels it (closing its
+// order finds it paid), the payment is settled, the booking stays confirmed
+// and her cancel is FORBIDDEN: its refund is the owner's to decide.
 func (s *Service) CancelBySalon(ctx context.Context, bookingID int64) (*booking.Booking, error) {
-	who, err := allow(ctx, booking.ActionCancel)
+	who, err := allow(ctx, booking.ActionCancelUnpaid)
 	if err != nil {
 		return nil, err
 	}
@@ -198,7 +203,11 @@ func (s *Service) CancelBySalon(ctx context.Context, bookingID int64) (*booking.
 	if err != nil {
 		return nil, err
 	}
-	out, err := s.cancel(ctx, b, cancelRequest{actor: booking.ActorSalon, by: who.Actor()})
+	if err := who.Role.Allow(booking.CancelAction(b)); err != nil {
+		return nil, booking.Errorf(booking.EFORBIDDEN, "booking %d is paid: its cancel refunds it (%v)", b.ID, err)
+	}
+	out, err := s.cancel(ctx, b, cancelRequest{actor: booking.ActorSalon, by: who.Actor(),
+		nothingToRefund: !who.Role.May(booking.ActionCancel)})
 	if err == nil {
 		s.notifyNow(ctx)
 	}
@@ -217,6 +226,9 @@ type cancelRequest struct {
 	// WeChat's answer showed it paid meanwhile (its notification had not
 	// arrived). She cancelled what she saw as unpaid, so it is a free cancel.
 	paidWhileCancelling bool
+	// nothingToRefund: the asker may cancel only what has nothing to refund
+	// (a staff member): a booking found paid is FORBIDDEN, and stays confirmed.
+	nothingToRefund bool
 }
 
 // late reports whether the policy keeps the deposit of this cancel: a customer
@@ -256,6 +268,11 @@ func (s *Service) cancel(ctx context.Context, b *booking.Booking, r cancelReques
 		}
 		return s.store.ChangeStatus(ctx, cancelTo(booking.StatusPending, booking.EventCancel, "付款前取消"))
 	case booking.StatusConfirmed:
+		if r.nothingToRefund && b.Paid() {
+			// Found paid (by the close of a pending booking's order, above,
+			// too): settled and confirmed, and its refund is the owner's.
+			return nil, booking.Errorf(booking.EFORBIDDEN, "booking %d is paid: the refund is the owner's", b.ID)
+		}
 		if s.late(b, r) {
 			if !r.forfeit {
 				return nil, booking.Errorf(booking.ELATECANCEL, "booking %d: free cancel ended %s", b.ID, b.CancelFreeUntil(s.Policy.CancelFreeHours).Format(time.RFC3339))

@@ -55,15 +55,19 @@ func (s *Service) UpdateStaff(ctx context.Context, id int64, disabled *bool, pas
 	return s.store.UpdateStaff(ctx, id, u)
 }
 
-// SignIn checks a console sign-in: the name booking.OwnerName with adminToken
-// (ADMIN_TOKEN; empty: no built-in owner) as the password is the built-in owner
-// (a Staff with ID 0 and the owner's role), any other name an enabled account
-// with its password. A wrong password, an unknown name and a disabled account
-// are the same UNAUTHORIZED at the same cost (an unknown name's password is
-// compared with a dummy hash). Five failures of one name within 15 minutes lock
-// it for 15 minutes: TOO_MANY_ATTEMPTS with when to try again, counted in the
-// store so that every instance sees it.
-func (s *Service) SignIn(ctx context.Context, name, password, adminToken string) (*booking.Staff, error) {
+// SignIn checks a console sign-in from a client address (booking.SignInAddress
+// of the source address the gateway reports): the name booking.OwnerName (any
+// case) with adminToken (ADMIN_TOKEN; empty: no built-in owner) as the
+// password is the built-in owner (a Staff with ID 0 and the owner's role), any
+// other name an enabled account with its password. A wrong password, an
+// unknown name and a disabled account are the same UNAUTHORIZED at the same
+// cost (an unknown name's password is compared with a dummy hash). Failures
+// lock a name for an address, or for every address (booking.SignInLocked):
+// TOO_MANY_ATTEMPTS with when to try again, counted in the store so that every
+// instance sees it. The built-in owner's right token always signs in, locked
+// or not, so that no stranger can keep the owner out; a wrong one is counted
+// and refused like any other.
+func (s *Service) SignIn(ctx context.Context, name, password, address, adminToken string) (*booking.Staff, error) {
 	refused := booking.Errorf(booking.EUNAUTHORIZED, "sign-in refused")
 	name, err := booking.CleanName(name, booking.StaffNameMaxRunes)
 	if err != nil {
@@ -72,28 +76,33 @@ func (s *Service) SignIn(ctx context.Context, name, password, adminToken string)
 		booking.PasswordMatches("", password)
 		return nil, refused
 	}
-	if err := s.store.SignInLocked(ctx, name); err != nil {
+	if booking.IsOwnerName(name) {
+		if adminToken != "" && subtle.ConstantTimeCompare([]byte(password), []byte(adminToken)) == 1 {
+			return &booking.Staff{Name: booking.OwnerName, Role: booking.RoleOwner}, nil
+		}
+		if err := s.store.SignInLocked(ctx, name, address); err != nil {
+			return nil, err
+		}
+		if err := s.store.RecordSignIn(ctx, name, address, false); err != nil {
+			return nil, err
+		}
+		return nil, refused
+	}
+	if err := s.store.SignInLocked(ctx, name, address); err != nil {
 		return nil, err
 	}
 	var who *booking.Staff
-	if name == booking.OwnerName {
-		ok := adminToken != "" && subtle.ConstantTimeCompare([]byte(password), []byte(adminToken)) == 1
-		if ok {
-			who = &booking.Staff{Name: booking.OwnerName, Role: booking.RoleOwner}
-		}
-	} else {
-		c, err := s.store.StaffCredential(ctx, name)
-		hash := ""
-		if err == nil {
-			hash = c.PasswordHash
-		} else if !booking.IsCode(err, booking.ENOTFOUND) {
-			return nil, err
-		}
-		if booking.PasswordMatches(hash, password) && !c.Disabled {
-			who = &c.Staff
-		}
+	c, err := s.store.StaffCredential(ctx, name)
+	hash := ""
+	if err == nil {
+		hash = c.PasswordHash
+	} else if !booking.IsCode(err, booking.ENOTFOUND) {
+		return nil, err
 	}
-	if err := s.store.RecordSignIn(ctx, name, who != nil); err != nil {
+	if booking.PasswordMatches(hash, password) && !c.Disabled {
+		who = &c.Staff
+	}
+	if err := s.store.RecordSignIn(ctx, name, address, who != nil); err != nil {
 		return nil, err
 	}
 	if who == nil {
@@ -102,28 +111,53 @@ func (s *Service) SignIn(ctx context.Context, name, password, adminToken string)
 	return who, nil
 }
 
-// ChangeMyPassword sets a new password for the account ctx names, after
-// checking her current one: a wrong one is BAD_REQUEST and changes nothing. The
-// built-in owner has no password of her own (hers is ADMIN_TOKEN): BAD_REQUEST.
-// The change ends the account's sessions, the one that asked too; the caller
-// issues that one a new session of the changed account.
-func (s *Service) ChangeMyPassword(ctx context.Context, current, next string) (*booking.Staff, error) {
+// ChangeMyPassword sets a new password for the account ctx names (as her
+// session began: the account's UpdatedAt then), asked from a client address,
+// after checking her current one. It is a sign-in of her name as far as the
+// lock-out goes: while her name is locked for the address it is
+// TOO_MANY_ATTEMPTS, and a wrong current password is counted as a failed
+// sign-in and is BAD_REQUEST, changing nothing. A new password that breaks the
+// rules is BAD_REQUEST before the current one is looked at. The built-in
+// owner has no password of her own (hers is ADMIN_TOKEN): BAD_REQUEST. The
+// change is made only if the account is unchanged since her session began: an
+// owner's reset or disabling in between wins, her session has ended with it,
+// and the change is UNAUTHORIZED. The change ends the account's sessions, the
+// one that asked too; the caller issues that one a new session of the changed
+// account.
+func (s *Service) ChangeMyPassword(ctx context.Context, current, next, address string) (*booking.Staff, error) {
 	who, ok := StaffOf(ctx)
 	if !ok || who.ID == 0 {
 		return nil, booking.Errorf(booking.EBADREQUEST, "the built-in owner's password is ADMIN_TOKEN")
+	}
+	if who.UpdatedAt.IsZero() {
+		// Nothing says when her session began: no change is safe to make.
+		return nil, booking.Errorf(booking.EUNAUTHORIZED, "own password change of staff %d without the account's stamp", who.ID)
+	}
+	if err := booking.CheckPassword(next); err != nil {
+		return nil, err
+	}
+	if err := s.store.SignInLocked(ctx, who.Name, address); err != nil {
+		return nil, err
 	}
 	c, err := s.store.StaffCredential(ctx, who.Name)
 	if err != nil {
 		return nil, err
 	}
 	if c.ID != who.ID || !booking.PasswordMatches(c.PasswordHash, current) {
+		if err := s.store.RecordSignIn(ctx, who.Name, address, false); err != nil {
+			return nil, err
+		}
 		return nil, booking.Errorf(booking.EBADREQUEST, "current password does not match")
 	}
 	hash, err := booking.HashPassword(next)
 	if err != nil {
 		return nil, err
 	}
-	return s.store.UpdateStaff(ctx, who.ID, booking.StaffUpdate{PasswordHash: &hash})
+	st, err := s.store.UpdateStaff(ctx, who.ID, booking.StaffUpdate{PasswordHash: &hash, IfUnchangedSince: who.UpdatedAt})
+	if booking.IsCode(err, booking.EINVALIDSTATE) || booking.IsCode(err, booking.ENOTFOUND) {
+		return nil, booking.Errorf(booking.EUNAUTHORIZED, "own password change of staff %d: %v", who.ID, err)
+	}
+	return st, err
 }
 
 // ConsoleSession is who a console session is of, checked on every request it

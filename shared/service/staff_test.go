@@ -18,6 +18,9 @@ import (
 
 const adminToken = "an-admin-token-of-at-least-32-bytes!"
 
+// salonAddress is the client address the tests sign in from.
+const salonAddress = "203.0.113.10"
+
 func TestStaffAccounts(t *testing.T) {
 	svc, _ := newService(t)
 	amy, err := svc.CreateStaff(ctx, "Amy", booking.RoleStaff, "amy's password")
@@ -51,18 +54,18 @@ func TestStaffAccounts(t *testing.T) {
 
 	// Signing in: the same answer for a wrong password, an unknown name and a
 	// disabled account.
-	if who, err := svc.SignIn(ctx, "Amy", "amy's password", adminToken); err != nil || who.ID != amy.ID || who.Role != booking.RoleStaff {
+	if who, err := svc.SignIn(ctx, "Amy", "amy's password", salonAddress, adminToken); err != nil || who.ID != amy.ID || who.Role != booking.RoleStaff {
 		t.Fatalf("sign-in: %+v %v", who, err)
 	}
-	if who, err := svc.SignIn(ctx, "admin", adminToken, adminToken); err != nil || who.ID != 0 || who.Role != booking.RoleOwner {
+	if who, err := svc.SignIn(ctx, "admin", adminToken, salonAddress, adminToken); err != nil || who.ID != 0 || who.Role != booking.RoleOwner {
 		t.Fatalf("built-in owner: %+v %v", who, err)
 	}
-	if _, err := svc.SignIn(ctx, "admin", "", ""); booking.ErrorCode(err) != booking.EUNAUTHORIZED {
+	if _, err := svc.SignIn(ctx, "admin", "", salonAddress, ""); booking.ErrorCode(err) != booking.EUNAUTHORIZED {
 		t.Fatalf("owner without ADMIN_TOKEN: %v", err)
 	}
 	refused := func(name, password string) {
 		t.Helper()
-		who, err := svc.SignIn(ctx, name, password, adminToken)
+		who, err := svc.SignIn(ctx, name, password, salonAddress, adminToken)
 		if who != nil || booking.ErrorCode(err) != booking.EUNAUTHORIZED || booking.ErrorMessage(err) != booking.ErrorMessage(booking.Errorf(booking.EUNAUTHORIZED, "")) {
 			t.Fatalf("SignIn(%q) = %+v %v, want UNAUTHORIZED", name, who, err)
 		}
@@ -82,7 +85,7 @@ func TestStaffAccounts(t *testing.T) {
 		t.Fatalf("reset: %+v %v", s, err)
 	}
 	refused("Amy", "amy's password")
-	if _, err := svc.SignIn(ctx, "Amy", pw, adminToken); err != nil {
+	if _, err := svc.SignIn(ctx, "Amy", pw, salonAddress, adminToken); err != nil {
 		t.Fatal(err)
 	}
 	short := "short"
@@ -97,9 +100,12 @@ func TestStaffAccounts(t *testing.T) {
 	}
 }
 
-// Concurrent wrong sign-ins of one name from several goroutines (instances):
-// never more than five failures are counted before the lock, the right
-// password is refused while the name is locked, and another name is not locked.
+// Concurrent wrong sign-ins of one name from several goroutines (instances)
+// and eight client addresses, five from each: never more than five failures
+// of an address nor twenty in all are counted before the locks, the right
+// password is then refused from any address (the name is locked for
+// everyone), another name is not locked, and the built-in owner's right token
+// still signs in (ADMIN counts as admin).
 func TestSignInLockOutUnderConcurrency(t *testing.T) {
 	svc, store := newService(t)
 	for _, name := range []string{"Amy", "Bea"} {
@@ -107,46 +113,128 @@ func TestSignInLockOutUnderConcurrency(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	const addresses = 8
+	address := func(i int) string { return "198.51.100." + strconv.Itoa(i%addresses+1) }
 	for _, name := range []string{"Amy", "Nobody", "admin"} {
-		const tries = 16
+		const tries = addresses * booking.SignInMaxFailures
 		var wg sync.WaitGroup
-		codes := make(chan string, tries)
-		for i := 0; i < tries; i++ {
+		type answer struct {
+			address, code string
+		}
+		answers := make(chan answer, tries)
+		for i := range tries {
+			typed := name
+			if name == "admin" && i%2 == 1 {
+				typed = "ADMIN"
+			}
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				_, err := svc.SignIn(ctx, name, "a wrong password", adminToken)
-				codes <- booking.ErrorCode(err)
+				_, err := svc.SignIn(ctx, typed, "a wrong password", address(i), adminToken)
+				answers <- answer{address(i), booking.ErrorCode(err)}
 			}()
 		}
 		wg.Wait()
-		close(codes)
-		count := map[string]int{}
-		for c := range codes {
-			count[c]++
+		close(answers)
+		count, counted := map[string]int{}, map[string]int{}
+		for a := range answers {
+			count[a.code]++
+			if a.code == booking.EUNAUTHORIZED {
+				counted[a.address]++
+			}
 		}
-		if count[booking.EUNAUTHORIZED] > booking.SignInMaxFailures || count[booking.EUNAUTHORIZED]+count[booking.ETOOMANYATTEMPTS] != tries {
-			t.Fatalf("%s: answers %v, want at most %d UNAUTHORIZED and the rest TOO_MANY_ATTEMPTS", name, count, booking.SignInMaxFailures)
+		if count[booking.EUNAUTHORIZED] != booking.SignInMaxFailuresAllAddresses || count[booking.EUNAUTHORIZED]+count[booking.ETOOMANYATTEMPTS] != tries {
+			t.Fatalf("%s: answers %v, want %d UNAUTHORIZED and the rest TOO_MANY_ATTEMPTS", name, count, booking.SignInMaxFailuresAllAddresses)
+		}
+		for a, n := range counted {
+			if n > booking.SignInMaxFailures {
+				t.Fatalf("%s: %d failures from %s counted", name, n, a)
+			}
 		}
 		var n int
 		if err := store.SQL().QueryRowContext(ctx, `SELECT COUNT(*) FROM t_signin_failure WHERE name = ?`, name).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
-		if n != booking.SignInMaxFailures {
-			t.Fatalf("%s: %d failures counted, want %d", name, n, booking.SignInMaxFailures)
+		if n != booking.SignInMaxFailuresAllAddresses {
+			t.Fatalf("%s: %d failures recorded, want %d", name, n, booking.SignInMaxFailuresAllAddresses)
 		}
-		right := adminToken
+		if name == "admin" {
+			for _, typed := range []string{"admin", "ADMIN"} {
+				if who, err := svc.SignIn(ctx, typed, adminToken, address(0), adminToken); err != nil || who.ID != 0 || who.Role != booking.RoleOwner {
+					t.Fatalf("the built-in owner (%s) locked out: %+v %v", typed, who, err)
+				}
+			}
+			if _, err := svc.SignIn(ctx, "admin", "yet another guess", "192.0.2.99", adminToken); !booking.IsCode(err, booking.ETOOMANYATTEMPTS) {
+				t.Fatalf("a wrong token of the locked owner from a new address: %v", err)
+			}
+			continue
+		}
+		right := "a guess"
 		if name == "Amy" {
 			right = "Amy's password"
 		}
-		_, err := svc.SignIn(ctx, name, right, adminToken)
+		_, err := svc.SignIn(ctx, name, right, "192.0.2.99", adminToken)
 		var e *booking.Error
 		if booking.ErrorCode(err) != booking.ETOOMANYATTEMPTS || !asError(err, &e) || e.RetryAfter < 14*60 || e.RetryAfter > 15*60 {
-			t.Fatalf("%s locked, right password: %v", name, err)
+			t.Fatalf("%s locked for everyone, right password from a new address: %v", name, err)
 		}
 	}
-	if who, err := svc.SignIn(ctx, "Bea", "Bea's password", adminToken); err != nil || who.Name != "Bea" {
+	if who, err := svc.SignIn(ctx, "Bea", "Bea's password", address(0), adminToken); err != nil || who.Name != "Bea" {
 		t.Fatalf("another name: %+v %v", who, err)
+	}
+}
+
+// Five failures from one address lock a name for that address only: the
+// right password signs in from another (and forgets only that address's
+// failures); the built-in owner's right token signs in from the locked
+// address itself; a wrong password, an unknown name and a disabled account
+// lock alike.
+func TestSignInLockPerAddress(t *testing.T) {
+	svc, _ := newService(t)
+	amy, err := svc.CreateStaff(ctx, "Amy", booking.RoleStaff, "Amy's password")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := svc.CreateStaff(ctx, "Cat", booking.RoleStaff, "Cat's password")
+	if err != nil {
+		t.Fatal(err)
+	}
+	yes := true
+	if _, err := svc.UpdateStaff(service.WithStaff(ctx, booking.BuiltInOwner), cat.ID, &yes, nil); err != nil {
+		t.Fatal(err)
+	}
+	const stranger, salon = "198.51.100.7", "203.0.113.20"
+	for _, name := range []string{"Amy", "Nobody", "Cat", "admin", "ADMIN"} {
+		password := "Amy's password" // Cat's is no use either: she is disabled
+		if name == "Cat" {
+			password = "Cat's password"
+		}
+		for i := range booking.SignInMaxFailures {
+			guess := "wrong " + strconv.Itoa(i)
+			if name == "Nobody" || name == "Cat" {
+				guess = password
+			}
+			if _, err := svc.SignIn(ctx, name, guess, stranger, adminToken); !booking.IsCode(err, booking.EUNAUTHORIZED) {
+				if name == "ADMIN" && booking.IsCode(err, booking.ETOOMANYATTEMPTS) {
+					break // admin's five failures from this address locked ADMIN too: one name
+				}
+				t.Fatalf("%s failure %d: %v", name, i+1, err)
+			}
+		}
+		if _, err := svc.SignIn(ctx, name, password, stranger, adminToken); !booking.IsCode(err, booking.ETOOMANYATTEMPTS) {
+			t.Fatalf("%s after five failures from the address: %v", name, err)
+		}
+	}
+	if who, err := svc.SignIn(ctx, "Amy", "Amy's password", salon, adminToken); err != nil || who.ID != amy.ID {
+		t.Fatalf("Amy from the salon while a stranger is locked: %+v %v", who, err)
+	}
+	if _, err := svc.SignIn(ctx, "Amy", "Amy's password", stranger, adminToken); !booking.IsCode(err, booking.ETOOMANYATTEMPTS) {
+		t.Fatalf("her sign-in elsewhere unlocked the stranger: %v", err)
+	}
+	for _, typed := range []string{"admin", "ADMIN", "Admin"} {
+		if who, err := svc.SignIn(ctx, typed, adminToken, stranger, adminToken); err != nil || who.ID != 0 || who.Name != booking.OwnerName {
+			t.Fatalf("the owner's right token (%s) from a locked address: %+v %v", typed, who, err)
+		}
 	}
 }
 
@@ -154,11 +242,13 @@ func asError(err error, e **booking.Error) bool { return errors.As(err, e) }
 
 // Every admin action by both roles: staff may do the counter's work, the
 // owner anything; a staff member on an owner's action is FORBIDDEN before
-// anything is read or changed. (The ids name nothing: an allowed action goes
-// on and fails for want of its booking, slot or customer.)
+// anything is changed. (The ids name nothing, but for the refunding cancel's:
+// an allowed action goes on and fails for want of its booking, slot or
+// customer.)
 func TestAdminActionsByRole(t *testing.T) {
 	svc, store := newService(t)
 	slot := mysqltest.AddSlot(t, store, 3*time.Hour, 2, 5000)
+	paidBooking := paid(t, store, "o-paid-by-role", slot)
 	open, pw := true, "a long new password"
 	actions := map[booking.AdminAction]func(ctx context.Context) error{
 		booking.ActionCheckIn: func(ctx context.Context) error { _, err := svc.CheckIn(ctx, 999999); return err },
@@ -167,9 +257,12 @@ func TestAdminActionsByRole(t *testing.T) {
 			_, err := svc.WalkIn(ctx, booking.WalkInRequest{SlotID: 999999, Name: "李女士"})
 			return err
 		},
-		booking.ActionReschedule: func(ctx context.Context) error { _, err := svc.RescheduleBySalon(ctx, 999999, slot); return err },
-		booking.ActionNote:       func(ctx context.Context) error { _, err := svc.SetCustomerNote(ctx, 999999, "过敏"); return err },
-		booking.ActionCancel:     func(ctx context.Context) error { _, err := svc.CancelBySalon(ctx, 999999); return err },
+		booking.ActionReschedule:   func(ctx context.Context) error { _, err := svc.RescheduleBySalon(ctx, 999999, slot); return err },
+		booking.ActionNote:         func(ctx context.Context) error { _, err := svc.SetCustomerNote(ctx, 999999, "过敏"); return err },
+		booking.ActionCancelUnpaid: func(ctx context.Context) error { _, err := svc.CancelBySalon(ctx, 999999); return err },
+		// A paid booking's cancel refunds it: the owner's (hers goes on and
+		// cancels it; staff's is refused however the owner's went).
+		booking.ActionCancel: func(ctx context.Context) error { _, err := svc.CancelBySalon(ctx, paidBooking.ID); return err },
 		booking.ActionSchedule: func(ctx context.Context) error {
 			_, _, err := svc.CreateSchedule(ctx, booking.Schedule{})
 			return err
@@ -247,30 +340,30 @@ func TestSignInLockEnds(t *testing.T) {
 		return n
 	}
 	for i := 0; i < booking.SignInMaxFailures-1; i++ {
-		if _, err := svc.SignIn(ctx, "Amy", "wrong password", adminToken); !booking.IsCode(err, booking.EUNAUTHORIZED) {
+		if _, err := svc.SignIn(ctx, "Amy", "wrong password", salonAddress, adminToken); !booking.IsCode(err, booking.EUNAUTHORIZED) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := svc.SignIn(ctx, "Amy", "Amy's password", adminToken); err != nil || failures() != 0 {
+	if _, err := svc.SignIn(ctx, "Amy", "Amy's password", salonAddress, adminToken); err != nil || failures() != 0 {
 		t.Fatalf("a correct sign-in after four failures: %v, %d failures kept", err, failures())
 	}
 	for i := 0; i < booking.SignInMaxFailures; i++ {
-		svc.SignIn(ctx, "Amy", "wrong password", adminToken)
+		svc.SignIn(ctx, "Amy", "wrong password", salonAddress, adminToken)
 	}
-	if _, err := svc.SignIn(ctx, "Amy", "Amy's password", adminToken); !booking.IsCode(err, booking.ETOOMANYATTEMPTS) {
+	if _, err := svc.SignIn(ctx, "Amy", "Amy's password", salonAddress, adminToken); !booking.IsCode(err, booking.ETOOMANYATTEMPTS) {
 		t.Fatalf("locked: %v", err)
 	}
 	// 14 minutes later it is still locked; at 15 it is not.
 	if _, err := store.SQL().Exec(`UPDATE t_signin_failure SET failed_at = failed_at - INTERVAL 14 MINUTE WHERE name = 'Amy'`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := svc.SignIn(ctx, "Amy", "Amy's password", adminToken); !booking.IsCode(err, booking.ETOOMANYATTEMPTS) {
+	if _, err := svc.SignIn(ctx, "Amy", "Amy's password", salonAddress, adminToken); !booking.IsCode(err, booking.ETOOMANYATTEMPTS) {
 		t.Fatalf("locked after 14 minutes: %v", err)
 	}
 	if _, err := store.SQL().Exec(`UPDATE t_signin_failure SET failed_at = failed_at - INTERVAL 61 SECOND WHERE name = 'Amy'`); err != nil {
 		t.Fatal(err)
 	}
-	if who, err := svc.SignIn(ctx, "Amy", "Amy's password", adminToken); err != nil || who.Name != "Amy" {
+	if who, err := svc.SignIn(ctx, "Amy", "Amy's password", salonAddress, adminToken); err != nil || who.Name != "Amy" {
 		t.Fatalf("after the lock: %+v %v", who, err)
 	}
 }
@@ -286,7 +379,7 @@ func TestConsoleSessionEndsWithTheAccount(t *testing.T) {
 	}
 	signIn := func(password string) booking.Staff {
 		t.Helper()
-		who, err := svc.SignIn(ctx, "Amy", password, adminToken)
+		who, err := svc.SignIn(ctx, "Amy", password, salonAddress, adminToken)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -326,16 +419,16 @@ func TestConsoleSessionEndsWithTheAccount(t *testing.T) {
 	// other sessions too.
 	third := signIn(reset)
 	asAmy := service.WithStaff(context.Background(), third)
-	if _, err := svc.ChangeMyPassword(asAmy, "not the current one", "her very own password"); booking.ErrorCode(err) != booking.EBADREQUEST {
+	if _, err := svc.ChangeMyPassword(asAmy, "not the current one", "her very own password", salonAddress); booking.ErrorCode(err) != booking.EBADREQUEST {
 		t.Fatalf("wrong current password: %v", err)
 	}
 	if err := valid(third); err != nil {
 		t.Fatalf("a refused change ended the session: %v", err)
 	}
-	if _, err := svc.ChangeMyPassword(asAmy, reset, "short"); booking.ErrorCode(err) != booking.EBADREQUEST {
+	if _, err := svc.ChangeMyPassword(asAmy, reset, "short", salonAddress); booking.ErrorCode(err) != booking.EBADREQUEST {
 		t.Fatalf("short new password: %v", err)
 	}
-	changed, err := svc.ChangeMyPassword(asAmy, reset, "her very own password")
+	changed, err := svc.ChangeMyPassword(asAmy, reset, "her very own password", salonAddress)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -345,10 +438,10 @@ func TestConsoleSessionEndsWithTheAccount(t *testing.T) {
 	if err := valid(*changed); err != nil {
 		t.Fatalf("the session of the changed account: %v", err)
 	}
-	if _, err := svc.SignIn(ctx, "Amy", "her very own password", adminToken); err != nil {
+	if _, err := svc.SignIn(ctx, "Amy", "her very own password", salonAddress, adminToken); err != nil {
 		t.Fatalf("the new password: %v", err)
 	}
-	if _, err := svc.ChangeMyPassword(ctx, adminToken, "a password for the owner"); booking.ErrorCode(err) != booking.EBADREQUEST {
+	if _, err := svc.ChangeMyPassword(ctx, adminToken, "a password for the owner", salonAddress); booking.ErrorCode(err) != booking.EBADREQUEST {
 		t.Fatalf("the built-in owner changed ADMIN_TOKEN: %v", err)
 	}
 
@@ -430,4 +523,182 @@ func TestAuditNamesWhoDidIt(t *testing.T) {
 	if names, err := svc.StaffNames(ctx); err != nil || names[amy.ID] != "Amy" {
 		t.Fatalf("names %v %v", names, err)
 	}
+}
+
+// resetOnRead is the store with the owner's reset of a password landing right
+// after the staff member's change read her account: between the check of her
+// current password and the write of her new one, where it used to be lost.
+type resetOnRead struct {
+	*mysql.DB
+	reset func()
+}
+
+func (r *resetOnRead) StaffCredential(ctx context.Context, name string) (*booking.StaffCredential, error) {
+	c, err := r.DB.StaffCredential(ctx, name)
+	if r.reset != nil {
+		r.reset()
+		r.reset = nil
+	}
+	return c, err
+}
+
+// An owner's reset that lands while a staff member changes her own password
+// wins: her change is refused (UNAUTHORIZED: her session ended with the
+// reset), the owner's new password signs in, hers does not, and the session
+// she changed it from is over.
+func TestOwnersResetWinsOverHerOwnChange(t *testing.T) {
+	svc, store := newService(t)
+	owner := service.WithStaff(ctx, booking.BuiltInOwner)
+	amy, err := svc.CreateStaff(owner, "Amy", booking.RoleStaff, "amy's password")
+	if err != nil {
+		t.Fatal(err)
+	}
+	session, err := svc.SignIn(ctx, "Amy", "amy's password", salonAddress, adminToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const ownersReset, hers = "the owner's reset password", "amy's very own new one"
+	resetDone := false
+	raced := service.New(&resetOnRead{DB: store, reset: func() {
+		pw := ownersReset
+		if _, err := svc.UpdateStaff(owner, amy.ID, nil, &pw); err != nil {
+			t.Error(err)
+		}
+		resetDone = true
+	}})
+	raced.Loc, raced.Log, raced.Policy = svc.Loc, svc.Log, svc.Policy
+	if _, err := raced.ChangeMyPassword(service.WithStaff(ctx, *session), "amy's password", hers, salonAddress); !resetDone || booking.ErrorCode(err) != booking.EUNAUTHORIZED {
+		t.Fatalf("her change with the owner's reset in between: %v (reset made: %v), want UNAUTHORIZED", err, resetDone)
+	}
+	if _, err := svc.SignIn(ctx, "Amy", ownersReset, salonAddress, adminToken); err != nil {
+		t.Fatalf("the owner's new password: %v", err)
+	}
+	if _, err := svc.SignIn(ctx, "Amy", hers, salonAddress, adminToken); !booking.IsCode(err, booking.EUNAUTHORIZED) {
+		t.Fatalf("her refused new password: %v", err)
+	}
+	if _, err := svc.ConsoleSession(ctx, "her-session", session.ID, session.SessionStamp()); !booking.IsCode(err, booking.EUNAUTHORIZED) {
+		t.Fatalf("her session after the reset: %v", err)
+	}
+
+	// The same with real goroutines, in whatever order they come: the
+	// owner's reset is never undone, so her password always signs in
+	// afterwards, and a change that was refused changed nothing.
+	for round := range 6 {
+		now, err := svc.SignIn(ctx, "Amy", ownersReset, salonAddress, adminToken)
+		if err != nil {
+			t.Fatal(err)
+		}
+		current := ownersReset
+		next := "amy's own, round " + strconv.Itoa(round)
+		var wg sync.WaitGroup
+		var changeErr, resetErr error
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			_, changeErr = svc.ChangeMyPassword(service.WithStaff(ctx, *now), current, next, salonAddress)
+		}()
+		go func() {
+			defer wg.Done()
+			pw := ownersReset
+			_, resetErr = svc.UpdateStaff(owner, amy.ID, nil, &pw)
+		}()
+		wg.Wait()
+		if resetErr != nil || (changeErr != nil && !booking.IsCode(changeErr, booking.EUNAUTHORIZED)) {
+			t.Fatalf("round %d: reset %v, change %v", round, resetErr, changeErr)
+		}
+		if _, err := svc.SignIn(ctx, "Amy", ownersReset, salonAddress, adminToken); err != nil {
+			t.Fatalf("round %d: the owner's reset was undone (her change: %v): %v", round, changeErr, err)
+		}
+		if _, err := svc.ConsoleSession(ctx, "her-session", now.ID, now.SessionStamp()); !booking.IsCode(err, booking.EUNAUTHORIZED) {
+			t.Fatalf("round %d: her session outlived the reset: %v", round, err)
+		}
+	}
+}
+
+// A wrong current password on 改密码 is a failed sign-in of her name from
+// her address: five lock the name there (the change, with the right current
+// password too, and the sign-in are TOO_MANY_ATTEMPTS), not elsewhere, and
+// nothing changed.
+func TestOwnPasswordChangeIsThrottled(t *testing.T) {
+	svc, store := newService(t)
+	if _, err := svc.CreateStaff(service.WithStaff(ctx, booking.BuiltInOwner), "Amy", booking.RoleStaff, "amy's password"); err != nil {
+		t.Fatal(err)
+	}
+	session, err := svc.SignIn(ctx, "Amy", "amy's password", salonAddress, adminToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	asAmy := service.WithStaff(ctx, *session)
+	var hashBefore string
+	if err := store.SQL().QueryRow(`SELECT password_hash FROM t_staff WHERE name = 'Amy'`).Scan(&hashBefore); err != nil {
+		t.Fatal(err)
+	}
+	for i := range booking.SignInMaxFailures {
+		if _, err := svc.ChangeMyPassword(asAmy, "guess "+strconv.Itoa(i), "a new password of hers", salonAddress); !booking.IsCode(err, booking.EBADREQUEST) {
+			t.Fatalf("wrong current password %d: %v", i+1, err)
+		}
+	}
+	if _, err := svc.ChangeMyPassword(asAmy, "amy's password", "a new password of hers", salonAddress); !booking.IsCode(err, booking.ETOOMANYATTEMPTS) {
+		t.Fatalf("the change of a locked name: %v", err)
+	}
+	if _, err := svc.SignIn(ctx, "Amy", "amy's password", salonAddress, adminToken); !booking.IsCode(err, booking.ETOOMANYATTEMPTS) {
+		t.Fatalf("the sign-in after five wrong current passwords: %v", err)
+	}
+	var hashAfter string
+	if err := store.SQL().QueryRow(`SELECT password_hash FROM t_staff WHERE name = 'Amy'`).Scan(&hashAfter); err != nil || hashAfter != hashBefore {
+		t.Fatalf("a refused change changed the password (%v)", err)
+	}
+	if _, err := svc.ConsoleSession(ctx, "s", session.ID, session.SessionStamp()); err != nil {
+		t.Fatalf("a refused change ended her session: %v", err)
+	}
+	if _, err := svc.ChangeMyPassword(asAmy, "amy's password", "a new password of hers", "192.0.2.44"); err != nil {
+		t.Fatalf("the change from another address: %v", err)
+	}
+}
+
+// A staff member may cancel a booking that has nothing to refund (a walk-in,
+// a free one), and not a paid one: FORBIDDEN, and nothing changed; the owner
+// cancels that one with its refund.
+func TestStaffCancelsOnlyWhatHasNothingToRefund(t *testing.T) {
+	svc, store := newService(t)
+	amy, err := svc.CreateStaff(service.WithStaff(ctx, booking.BuiltInOwner), "Amy", booking.RoleStaff, "amy's password")
+	if err != nil {
+		t.Fatal(err)
+	}
+	asAmy := service.WithStaff(ctx, *amy)
+	slot := mysqltest.AddSlot(t, store, 5*time.Hour, 4, 5000)
+	free := mysqltest.AddSlot(t, store, 6*time.Hour, 4, 0)
+	walkIn, err := svc.WalkIn(asAmy, booking.WalkInRequest{SlotID: slot, Name: "李女士"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	freeBooking, _, err := store.Reserve(ctx, booking.ReserveRequest{OpenID: "o-free", SlotID: free})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range []*booking.Booking{walkIn, freeBooking} {
+		out, err := svc.CancelBySalon(asAmy, b.ID)
+		if err != nil || out.Status != booking.StatusCancelled || out.Refund != nil {
+			t.Fatalf("staff cancel of booking %d (%s, %d fen): %+v %v", b.ID, b.Status, b.AmountFen, out, err)
+		}
+	}
+	b := paid(t, store, "o-paid", slot)
+	trail := func() int {
+		list, err := store.BookingAudit(ctx, b.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(list)
+	}
+	before := trail()
+	if _, err := svc.CancelBySalon(asAmy, b.ID); !booking.IsCode(err, booking.EFORBIDDEN) {
+		t.Fatalf("staff cancel of a paid booking: %v, want FORBIDDEN", err)
+	}
+	if after, err := store.FindBooking(ctx, b.ID); err != nil || after.Status != booking.StatusConfirmed || after.Refund != nil || trail() != before {
+		t.Fatalf("a refused cancel changed the booking: %+v %v", after, err)
+	}
+	if out, err := svc.CancelBySalon(service.WithStaff(ctx, booking.BuiltInOwner), b.ID); err != nil || out.Status != booking.StatusCancelled || out.Refund == nil {
+		t.Fatalf("the owner's cancel of a paid booking: %+v %v", out, err)
+	}
+	mysqltest.CheckInvariant(t, store)
 }

@@ -138,11 +138,15 @@ type StaffAccounts interface {
 	// StaffCredential is the account of a name with its hash; NOT_FOUND when
 	// there is none.
 	StaffCredential(ctx context.Context, name string) (*booking.StaffCredential, error)
-	// SignInLocked is TOO_MANY_ATTEMPTS while a name is locked out.
-	SignInLocked(ctx context.Context, name string) error
+	// SignInLocked is TOO_MANY_ATTEMPTS while a name is locked out for a
+	// client address (booking.SignInLocked).
+	SignInLocked(ctx context.Context, name, address string) error
 	// RecordSignIn counts a checked sign-in's outcome under the name's lock: a
 	// name locked meanwhile is TOO_MANY_ATTEMPTS whatever the outcome.
-	RecordSignIn(ctx context.Context, name string, ok bool) error
+	RecordSignIn(ctx context.Context, name, address string, ok bool) error
+	// DeleteOldSignIns deletes up to limit sign-in records older than
+	// olderThan.
+	DeleteOldSignIns(ctx context.Context, olderThan time.Duration, limit int) (int, error)
 }
 
 // Store is all of the above, and the store's own: its clock (the one every

@@ -184,7 +184,7 @@ type pageHandler func(w http.ResponseWriter, q *Request) error
 func (c *Console) page(h pageHandler) func(w http.ResponseWriter, q *Request) {
 	return func(w http.ResponseWriter, q *Request) {
 		if err := h(w, q); err != nil {
-			Fail(w, q.r, q.d, err)
+			FailPage(w, q, err)
 		}
 	}
 }
@@ -193,14 +193,7 @@ func (c *Console) page(h pageHandler) func(w http.ResponseWriter, q *Request) {
 // it; the detail goes to the log only. d is nil when the dependencies could not
 // be built.
 func Fail(w http.ResponseWriter, r *http.Request, d *instance.Deps, err error) {
-	code := booking.ErrorCode(err)
-	status := apigw.HTTPStatus(code)
-	log := apigw.Logger(r.Context())
-	if status >= 500 {
-		log.Error("console", "code", code, "err", err.Error())
-	} else {
-		log.Info("console refused", "code", code, "err", err.Error())
-	}
+	code, status := logFailure(r, err)
 	shop := ""
 	if d != nil {
 		shop = d.Cfg.ShopName
@@ -218,6 +211,36 @@ func Fail(w http.ResponseWriter, r *http.Request, d *instance.Deps, err error) {
 		msg = errorWord(code)
 	}
 	render(w, status, "error", &page{Title: "出错了", Shop: shop, Body: msg})
+}
+
+// FailPage is Fail for a signed-in person (q names her session): the same
+// status on a normal page with the menu, so that she goes on from there; a
+// change her role may not make says to ask the owner.
+func FailPage(w http.ResponseWriter, q *Request, err error) {
+	if q.who == nil || q.csrf == "" {
+		Fail(w, q.r, q.d, err)
+		return
+	}
+	code, status := logFailure(q.r, err)
+	msg := errorWord(code) + "。"
+	if code == booking.EFORBIDDEN {
+		msg = "只有店主可以做这个操作，请店主操作。"
+	}
+	render(w, status, "error", q.page("出错了", "", msg))
+}
+
+// logFailure logs why a console request failed and answers its code and
+// status.
+func logFailure(r *http.Request, err error) (string, int) {
+	code := booking.ErrorCode(err)
+	status := apigw.HTTPStatus(code)
+	log := apigw.Logger(r.Context())
+	if status >= 500 {
+		log.Error("console", "code", code, "err", err.Error())
+	} else {
+		log.Info("console refused", "code", code, "err", err.Error())
+	}
+	return code, status
 }
 
 // page is what every template gets.

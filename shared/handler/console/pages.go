@@ -262,7 +262,7 @@ func (q *Request) bookingFlash(v url.Values, shown []*booking.Booking) *flash {
 	}
 	if okAction {
 		text := ok.Done + "：" + who
-		if money.Outcome != "" && (ok.Name == "cancel" || ok.Name == "noshow") {
+		if money.Outcome != "" && (ok.Name == "cancel" || ok.Name == "cancelunpaid" || ok.Name == "noshow") {
 			text += " · " + money.Outcome
 		}
 		return &flash{OK: true, Text: text}

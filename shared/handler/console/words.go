@@ -44,9 +44,19 @@ var bookingActions = []bookingAction{
 	{Name: "noshow", Label: "未到店", Confirm: "确认 %s没有来？", Done: "已标记为未到店", Action: booking.ActionNoShow, Run: (*service.Service).MarkNoShow,
 		Money: func(m moneyWords) (string, string) { return "", m.NoShowNote },
 		Shown: func(_ *service.Service, b *booking.Booking, now time.Time) bool { return b.CanMarkNoShow(now) }},
-	{Name: "cancel", Label: "取消预约", Confirm: "确认取消 %s？", Done: "已取消", Danger: true, Action: booking.ActionCancel, Run: (*service.Service).CancelBySalon,
+	// The salon's cancel: of a booking paid through WeChat it refunds (the
+	// owner's), of any other there is nothing to refund (staff may too). The
+	// service decides again by the booking as it finds it; moneyOf words both.
+	{Name: "cancel", Label: "取消并退款", Confirm: "确认取消 %s？", Done: "已取消", Danger: true, Action: booking.ActionCancel, Run: (*service.Service).CancelBySalon,
 		Money: func(m moneyWords) (string, string) { return m.CancelLabel, m.CancelNote },
-		Shown: func(_ *service.Service, b *booking.Booking, _ time.Time) bool { return b.Status.Unfinished() }},
+		Shown: func(_ *service.Service, b *booking.Booking, _ time.Time) bool {
+			return b.Status.Unfinished() && booking.CancelAction(b) == booking.ActionCancel
+		}},
+	{Name: "cancelunpaid", Label: "取消预约", Confirm: "确认取消 %s？", Done: "已取消", Danger: true, Action: booking.ActionCancelUnpaid, Run: (*service.Service).CancelBySalon,
+		Money: func(m moneyWords) (string, string) { return m.CancelLabel, m.CancelNote },
+		Shown: func(_ *service.Service, b *booking.Booking, _ time.Time) bool {
+			return b.Status.Unfinished() && booking.CancelAction(b) == booking.ActionCancelUnpaid
+		}},
 }
 
 // moneyWords are what the console says about a booking's money, decided in one
@@ -222,7 +232,7 @@ var errorWords = map[refusal]string{
 	{"", booking.EBADREQUEST}:   "填写的内容不正确",
 	{"", booking.EINTERNAL}:     "系统出错了，请刷新看看结果，稍后再试",
 	{"", booking.ESOLDOUT}:      "这个时段已经约满",
-	{"", booking.EFORBIDDEN}:    "只有店主可以做这个操作",
+	{"", booking.EFORBIDDEN}:    "只有店主可以做这个操作，请店主操作",
 
 	{onDoor, booking.ENOTFOUND}:     "今天没有这个签到码的预约，请核对数字",
 	{onDoor, booking.EBADREQUEST}:   "签到码是 8 位数字",
@@ -382,6 +392,7 @@ var summaryWords = []struct{ Key, Word string }{
 	{"notified", "发送通知"},
 	{"auditDeleted", "清理已上传审计"},
 	{"notificationsDeleted", "清理旧通知"},
+	{"signinsDeleted", "清理旧登录记录"},
 }
 
 func yuan(fen int64) string {
