@@ -872,6 +872,11 @@ export interface components {
         SlotChoice: {
             slotId: number;
         };
+        SalonSlotChoice: {
+            slotId: number;
+            /** @description The slot the salon saw the booking in; a booking found in another one is 409 INVALID_STATE. Absent: the slot the server reads it in. */
+            fromSlotId?: number;
+        };
         WaitlistEntry: {
             slotId: number;
             /** @description 1 for the first in line. */
@@ -2116,7 +2121,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["SlotChoice"];
+                "application/json": components["schemas"]["SalonSlotChoice"];
             };
         };
         responses: {

@@ -352,8 +352,10 @@ func (s *Server) rescheduleBySalon(w http.ResponseWriter, r *http.Request, d *in
 		return err
 	}
 	var body struct {
-		SlotID     int64  `json:"slotId"`
-		FromSlotID *int64 `json:"fromSlotId"`
+		SlotID int64 `json:"slotId"`
+		// Raw, so that null is told from absent: absent is allowed, null is
+		// not (a typed field is never null).
+		FromSlotID json.RawMessage `json:"fromSlotId"`
 	}
 	if err := apigw.DecodeJSON(r, &body); err != nil {
 		return err
@@ -363,7 +365,7 @@ func (s *Server) rescheduleBySalon(w http.ResponseWriter, r *http.Request, d *in
 	}
 	var from int64
 	if body.FromSlotID != nil {
-		if from = *body.FromSlotID; from <= 0 {
+		if err := json.Unmarshal(body.FromSlotID, &from); err != nil || from <= 0 || string(body.FromSlotID) == "null" {
 			return booking.Errorf(booking.EBADREQUEST, "fromSlotId: want a positive integer")
 		}
 	}

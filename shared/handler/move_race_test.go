@@ -150,7 +150,7 @@ func TestConcurrentSalonMovesFromTheShownSlot(t *testing.T) {
 	}
 	before := s.dbState()
 	s.wantError(s.moveFrom(id, shown, shown), 409, booking.EINVALIDSTATE)
-	for _, bad := range []any{0, -3, "31", 1.5} {
+	for _, bad := range []any{0, -3, "31", 1.5, nil, true} {
 		s.wantError(s.call("POST", "/admin/bookings/"+itoa64(id)+"/reschedule", testAdmin, map[string]any{"slotId": shown, "fromSlotId": bad}), 400, booking.EBADREQUEST)
 	}
 	s.unchanged(before, "moves from a slot the booking is no longer in, and malformed ones")

@@ -108,7 +108,14 @@ func (c *Console) today(w http.ResponseWriter, q *Request) error {
 			WalkIn: q.may(booking.ActionWalkIn) && v.OpenForWalkIn(q.now, q.d.Cfg.BookingWindowDays) && v.Booked < v.Capacity})
 	}
 	p := q.page("今日 "+body.Date, "today", body)
-	p.Flash = bookingFlash(q.r.URL.Query())
+	p.Flash = q.bookingFlash(q.r.URL.Query(), func(id int64) *booking.Booking {
+		for _, b := range bs {
+			if b.ID == id {
+				return b
+			}
+		}
+		return nil
+	})
 	if f := walkInFlash(q.r.URL.Query()); f != nil {
 		p.Flash = f
 	}
@@ -144,7 +151,9 @@ func (q *Request) row(b *booking.Booking) bookingRow {
 				r.MoveTo = append(r.MoveTo, m)
 			}
 		}
-		r.MoveConfirm = "把 " + what + " 改到所选的时段？原来的座位会让给候补。"
+		// {slot} is the chosen slot's time, put in by static/console.js.
+		r.MoveConfirm = fmt.Sprintf("把 %s 的预约（%s）改到 {slot}？原来的座位会让给候补，顾客会收到通知。",
+			r.Who, b.StartAt.In(q.loc()).Format("01-02 15:04"))
 	}
 	for _, a := range bookingActions {
 		if q.may(a.Action) && a.Shown(q.d.Svc, b, q.now) {
@@ -198,8 +207,10 @@ func (c *Console) dayParam(q *Request, name string) (time.Time, error) {
 
 // bookingFlash turns the outcome a change put in the redirect (?ok=checkin&id=7
 // or ?fail=INVALID_STATE&act=checkin&id=7) back into words. Only names from the
-// console's own tables and a number are read from it, never free text.
-func bookingFlash(v url.Values) *flash {
+// console's own tables and a number are read from it, never free text. A
+// refusal is worded by the booking as it is now (find: the page's read of it,
+// nil when the page has none), so that it says what is true of it.
+func (q *Request) bookingFlash(v url.Values, find func(id int64) *booking.Booking) *flash {
 	id, err := strconv.ParseInt(v.Get("id"), 10, 64)
 	if err != nil || id <= 0 {
 		return nil
@@ -208,11 +219,14 @@ func bookingFlash(v url.Values) *flash {
 		return &flash{OK: true, Text: fmt.Sprintf("预约 #%d %s", id, a.Done)}
 	}
 	if code := v.Get("fail"); code != "" {
-		label := "操作"
+		label, why := "操作", errorWord(code)
 		if a, ok := actionNamed(v.Get("act")); ok {
 			label = a.Label
+			if b := find(id); b != nil {
+				why = q.refusal(a, code, b)
+			}
 		}
-		return &flash{Text: fmt.Sprintf("预约 #%d %s没有成功：%s", id, label, errorWord(code))}
+		return &flash{Text: fmt.Sprintf("预约 #%d %s没有成功：%s", id, label, why)}
 	}
 	return nil
 }
@@ -220,11 +234,15 @@ func bookingFlash(v url.Values) *flash {
 // ---- the door: check-in by the customer's code
 
 type doorBody struct {
-	Code string // the code a refused check-in was asked with, to correct it
+	// Refused is the code a refused check-in was asked with, named in the
+	// outcome; the field itself is empty again, for the next code.
+	Refused string
 }
 
 // door is the check-in page: a field for the code the customer shows, which a
-// phone's camera fills where the browser reads QR codes (static/console.js).
+// phone's camera fills where the browser reads QR codes (static/console.js). A
+// refusal is worded by the booking of today with that code as it is now
+// (cancelled, not paid, checked in already, too early: from when).
 func (c *Console) door(w http.ResponseWriter, q *Request) error {
 	body := &doorBody{}
 	p := q.page("到店签到", "door", body)
@@ -232,21 +250,34 @@ func (c *Console) door(w http.ResponseWriter, q *Request) error {
 	if id, err := strconv.ParseInt(v.Get("ok"), 10, 64); err == nil && id > 0 {
 		p.Flash = &flash{OK: true, Text: fmt.Sprintf("预约 #%d 已签到（%s）", id, v.Get("slot"))}
 	} else if code := v.Get("fail"); code != "" {
-		if booking.ValidCheckinCode(v.Get("code")) {
-			body.Code = v.Get("code")
+		why := refusalWord(doorWords, code)
+		if typed := v.Get("code"); booking.ValidCheckinCode(typed) {
+			body.Refused = typed
+			if code == booking.EINVALIDSTATE || code == booking.ETOOEARLY {
+				b, err := q.d.Svc.DoorBooking(q.ctx, typed)
+				if err != nil && !booking.IsCode(err, booking.ENOTFOUND) {
+					return err
+				}
+				if b != nil {
+					checkin, _ := actionNamed("checkin")
+					why = q.refusal(checkin, code, b)
+				}
+			}
+			why = "签到码 " + typed + "：" + why
 		}
-		p.Flash = &flash{Text: "签到没有成功：" + refusalWord(doorWords, code)}
+		p.Flash = &flash{Text: "签到没有成功：" + why}
 	}
 	render(w, http.StatusOK, "door", p)
 	return nil
 }
 
-// doorWords say why a check-in by code was refused, in the salon's words.
+// doorWords say why a check-in by code was refused, in the salon's words, when
+// the booking says nothing more (see door).
 var doorWords = map[string]string{
 	booking.ENOTFOUND:     "今天没有这个签到码的预约，请核对数字",
 	booking.EBADREQUEST:   "签到码是 8 位数字",
-	booking.EINVALIDSTATE: "这个预约已经签到过了",
-	booking.ETOOEARLY:     "还没到签到时间（时段开始前不久才能签到）",
+	booking.EINVALIDSTATE: "这个预约现在不能签到",
+	booking.ETOOEARLY:     "还没到签到时间",
 }
 
 // refusalWord says why a change was refused, in the words of one page when it
@@ -287,12 +318,18 @@ const moveDays = 7
 type moveChoice struct {
 	ID    int64
 	Label string
+	// When is the new time alone, for the question asked before the move;
+	// Started: the slot is under way (listed last, marked 已开始).
+	When    string
+	Started bool
 }
 
 // moveChoices are the slots a booking can be moved to from the console: those
 // of today and the next moveDays days that have not ended, are open and have a
-// free seat, read once per page. The service decides (RescheduleBySalon); this
-// only offers what it would accept.
+// free seat, read once per page; those that have not started first, in time
+// order, then those under way, marked (已开始): a move there is rarely meant.
+// The service decides (RescheduleBySalon); this only offers what it would
+// accept.
 func (q *Request) moveChoices() []moveChoice {
 	if q.moves != nil {
 		return *q.moves
@@ -312,28 +349,45 @@ func (q *Request) moveChoices() []moveChoice {
 		apigw.Logger(q.ctx).Warn("console: the slots to move to", "err", err.Error())
 		return choices
 	}
+	var started []moveChoice
 	for _, v := range vs {
 		if v.Open && v.EndAt.After(now) && v.Booked < v.Capacity {
-			label := v.StartAt.In(q.loc()).Format("01-02 ") + weekdays[v.StartAt.In(q.loc()).Weekday()] + " " +
-				span(v.StartAt, v.EndAt, q.loc()) + fmt.Sprintf("（余 %d，%s）", v.Capacity-v.Booked, yuan(v.PriceFen))
-			choices = append(choices, moveChoice{ID: v.ID, Label: label})
+			when := v.StartAt.In(q.loc()).Format("01-02 ") + weekdays[v.StartAt.In(q.loc()).Weekday()] + " " + span(v.StartAt, v.EndAt, q.loc())
+			m := moveChoice{ID: v.ID, When: when, Started: !v.StartAt.After(now),
+				Label: when + fmt.Sprintf("（余 %d，%s）", v.Capacity-v.Booked, yuan(v.PriceFen))}
+			if m.Started {
+				m.Label += "（已开始）"
+				started = append(started, m)
+				continue
+			}
+			choices = append(choices, m)
 		}
 	}
+	choices = append(choices, started...)
 	return choices
 }
 
 // move moves a booking to the chosen slot (service.RescheduleBySalon: one
 // transaction, the old seat handed to the waitlist, the customer told) and comes
-// back to where it was asked from.
+// back to where it was asked from. The form carries the slot the page showed
+// the booking in (from): a booking moved since, by someone else too, is
+// refused, not moved again. No slot chosen is refused in words.
 func (c *Console) move(w http.ResponseWriter, q *Request) error {
 	id, err1 := strconv.ParseInt(q.form.Get("id"), 10, 64)
-	slot, err2 := strconv.ParseInt(q.form.Get("slot"), 10, 64)
-	if err1 != nil || err2 != nil || id <= 0 || slot <= 0 {
-		return booking.Errorf(booking.EBADREQUEST, "console: move %q to %q", q.form.Get("id"), q.form.Get("slot"))
+	from, err2 := strconv.ParseInt(q.form.Get("from"), 10, 64)
+	if err1 != nil || err2 != nil || id <= 0 || from <= 0 {
+		return booking.Errorf(booking.EBADREQUEST, "console: move %q from %q", q.form.Get("id"), q.form.Get("from"))
 	}
 	apigw.SetBookingID(q.ctx, id)
 	outcome := url.Values{"id": {strconv.FormatInt(id, 10)}}
-	if _, err := q.d.Svc.RescheduleBySalon(q.ctx, id, slot); err != nil {
+	slot, err := strconv.ParseInt(q.form.Get("slot"), 10, 64)
+	if err != nil || slot <= 0 {
+		outcome.Set("fail", booking.EBADREQUEST)
+		outcome.Set("act", moveAction.Name)
+		backTo(w, q, outcome)
+		return nil
+	}
+	if _, err := q.d.Svc.RescheduleBySalon(q.ctx, id, slot, from); err != nil {
 		apigw.Logger(q.ctx).Info("console move refused", "err", err.Error())
 		outcome.Set("fail", booking.ErrorCode(err))
 		outcome.Set("act", moveAction.Name)
@@ -476,7 +530,8 @@ func (c *Console) bookingPage(w http.ResponseWriter, q *Request) error {
 	text := strings.TrimSpace(q.r.URL.Query().Get("q"))
 	body := &bookingBody{Query: text}
 	p := q.page("查预约", "booking", body)
-	p.Flash = bookingFlash(q.r.URL.Query())
+	none := func(int64) *booking.Booking { return nil }
+	p.Flash = q.bookingFlash(q.r.URL.Query(), none)
 	if text == "" {
 		render(w, http.StatusOK, "booking", p)
 		return nil
@@ -502,6 +557,12 @@ func (c *Console) bookingPage(w http.ResponseWriter, q *Request) error {
 	if err := q.d.Svc.WithCustomers(q.ctx, b); err != nil {
 		return err
 	}
+	p.Flash = q.bookingFlash(q.r.URL.Query(), func(id int64) *booking.Booking {
+		if id == b.ID {
+			return b
+		}
+		return nil
+	})
 	row := q.row(b)
 	body.Row = &row
 	body.Slot = b.StartAt.In(q.loc()).Format("2006-01-02 ") + weekdays[b.StartAt.In(q.loc()).Weekday()] + " " + span(b.StartAt, b.EndAt, q.loc())
