@@ -69,8 +69,9 @@ var refusedBecause = map[booking.Status]string{
 	booking.StatusNoShow:    "已标记为未到店",
 }
 
-// refusedVerbs name what could not be done, after "不能".
-var refusedVerbs = map[string]string{"checkin": "签到", "noshow": "标记未到店", "cancel": "取消", "move": "改约"}
+// refusedVerbs name what could not be done at the door, after "不能"; other
+// changes refused by the status say the status changed, and to what.
+var refusedVerbs = map[string]string{"checkin": "签到", "noshow": "标记未到店"}
 
 // refusal words why action a on booking b was refused with code, by what b is
 // now (read after the refusal): its status when that is the reason (a
@@ -97,11 +98,16 @@ func (q *Request) refusal(a *bookingAction, code string, b *booking.Booking) str
 	case code == booking.EINVALIDSTATE && b.Status == booking.StatusConfirmed && a.Name == "move":
 		return "这个预约刚被改过，现在在 " + at(b.StartAt) + "；请看最新的时段再改"
 	case code == booking.EINVALIDSTATE || code == booking.ETOOEARLY:
-		if why, ok := refusedBecause[b.Status]; ok {
-			if b.Status == booking.StatusCompleted && a.Name == "checkin" {
-				return "这个预约" + why
-			}
-			return "这个预约" + why + "，不能" + refusedVerbs[a.Name]
+		why, ok := refusedBecause[b.Status]
+		verb, atTheDoor := refusedVerbs[a.Name]
+		switch {
+		case !ok:
+		case b.Status == booking.StatusCompleted && a.Name == "checkin":
+			return "这个预约" + why
+		case atTheDoor:
+			return "这个预约" + why + "，不能" + verb
+		default:
+			return "状态已经变了：这个预约" + why
 		}
 	}
 	return errorWord(code)
