@@ -906,6 +906,11 @@ export interface components {
         SlotChoice: {
             slotId: components["schemas"]["ID"];
         };
+        SalonSlotChoice: {
+            slotId: components["schemas"]["ID"];
+            /** @description The slot the salon saw the booking in; a booking found in another one is 409 INVALID_STATE. Absent: the slot the server reads it in. */
+            fromSlotId?: components["schemas"]["ID"];
+        };
         WaitlistEntry: {
             slotId: components["schemas"]["ID"];
             /** @description 1 for the first in line. */
@@ -2203,7 +2208,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["SlotChoice"];
+                "application/json": components["schemas"]["SalonSlotChoice"];
             };
         };
         responses: {

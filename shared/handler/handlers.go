@@ -349,13 +349,33 @@ func (s *Server) reschedule(w http.ResponseWriter, r *http.Request, d *instance.
 	return bookingResponse(w, d, b, err, false)
 }
 
-// rescheduleBySalon moves a confirmed booking to any slot that has not ended.
+// rescheduleBySalon moves a confirmed booking to any slot that has not ended:
+// {"slotId"} and, optional, {"fromSlotId"}, the slot the salon saw it in (a
+// booking found elsewhere is INVALID_STATE).
 func (s *Server) rescheduleBySalon(w http.ResponseWriter, r *http.Request, d *instance.Deps) error {
-	id, slotID, err := moveRequest(r)
+	id, err := pathBookingID(r)
 	if err != nil {
 		return err
 	}
-	b, err := d.Svc.RescheduleBySalon(r.Context(), id, slotID)
+	var body struct {
+		SlotID int64 `json:"slotId"`
+		// Raw, so that null is told from absent: absent is allowed, null is
+		// not (a typed field is never null).
+		FromSlotID json.RawMessage `json:"fromSlotId"`
+	}
+	if err := apigw.DecodeJSON(r, &body); err != nil {
+		return err
+	}
+	if body.SlotID <= 0 {
+		return booking.Errorf(booking.EBADREQUEST, "slotId: want a positive integer")
+	}
+	var from int64
+	if body.FromSlotID != nil {
+		if err := json.Unmarshal(body.FromSlotID, &from); err != nil || from <= 0 || string(body.FromSlotID) == "null" {
+			return booking.Errorf(booking.EBADREQUEST, "fromSlotId: want a positive integer")
+		}
+	}
+	b, err := d.Svc.RescheduleBySalon(r.Context(), id, body.SlotID, from)
 	return adminBookingResponse(w, r, d, b, err, http.StatusOK)
 }
 

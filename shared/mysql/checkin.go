@@ -16,39 +16,61 @@ import (
 // draw is already rare.
 const checkinCodeTries = 5
 
-// CheckinCode returns booking id's check-in code for shop day day (YYYY-MM-DD),
+// CheckinCode returns booking b's check-in code for shop day day (YYYY-MM-DD),
 // giving it one the first time it is asked for that day: 8 random digits,
 // unique among the day's bookings by the key uk_booking_checkin (a draw that
 // meets a taken code is drawn again). Asked again, the same code; asked
 // concurrently, the one that was written first. Whether the booking should have
-// a code at all is the caller's rule (booking.HasCheckinCode).
-func (db *DB) CheckinCode(ctx context.Context, id int64, day string) (string, error) {
+// a code at all is the caller's rule (booking.HasCheckinCode), decided on b as
+// the caller read it: the code is read and written with the booking's row
+// locked, and only while it is still in b's slot and of b's status, so a move
+// to another day (which clears the code, see runMove) or a cancel racing the
+// caller's read never leaves it a code of the day it was read for. Moved or
+// changed meanwhile, it answers "" (no code): the caller's read is older than
+// the booking.
+func (db *DB) CheckinCode(ctx context.Context, b *booking.Booking, day string) (string, error) {
 	for try := 0; try < checkinCodeTries; try++ {
-		var code sql.NullString
-		err := db.db.QueryRowContext(ctx, `SELECT IF(checkin_day = ?, checkin_code, NULL) FROM t_booking WHERE book_id = ?`, day, id).Scan(&code)
-		switch {
-		case errors.Is(err, sql.ErrNoRows):
-			return "", booking.Errorf(booking.ENOTFOUND, "booking %d not found", id)
-		case err != nil:
-			return "", err
-		case code.Valid:
-			return code.String, nil
+		var code string
+		taken := false
+		err := db.transact(ctx, nil, func(tx *sql.Tx) error {
+			code, taken = "", false
+			var current sql.NullString
+			var same bool
+			// By the primary key, locked, as a move locks it first (a
+			// condition on slot_id in the write could have the server take
+			// the slot's index first, and the two deadlock).
+			err := tx.QueryRowContext(ctx, `SELECT IF(checkin_day = ?, checkin_code, NULL), slot_id = ? AND status = ?
+				FROM t_booking WHERE book_id = ? FOR UPDATE`, day, b.SlotID, b.Status, b.ID).Scan(&current, &same)
+			switch {
+			case errors.Is(err, sql.ErrNoRows):
+				return booking.Errorf(booking.ENOTFOUND, "booking %d not found", b.ID)
+			case err != nil:
+				return err
+			case !same:
+				return nil
+			case current.Valid:
+				code = current.String
+				return nil
+			}
+			fresh, err := newCheckinCode()
+			if err != nil {
+				return err
+			}
+			_, err = tx.ExecContext(ctx, `UPDATE t_booking SET checkin_day = ?, checkin_code = ? WHERE book_id = ?`, day, fresh, b.ID)
+			if dupKey(err) == "uk_booking_checkin" {
+				taken = true // another booking of that day has it: draw again
+				return nil
+			}
+			if err == nil {
+				code = fresh
+			}
+			return err
+		})
+		if err != nil || !taken {
+			return code, err
 		}
-		fresh, err := newCheckinCode()
-		if err != nil {
-			return "", err
-		}
-		// Conditional on having no code for that day yet, so two concurrent
-		// askers write one code and both read it back.
-		_, err = db.db.ExecContext(ctx, `UPDATE t_booking SET checkin_day = ?, checkin_code = ?
-			WHERE book_id = ? AND (checkin_day IS NULL OR checkin_day <> ?)`, day, fresh, id, day)
-		if dupKey(err) != "uk_booking_checkin" && err != nil {
-			return "", err
-		}
-		// Written, lost to a concurrent asker, or taken by another booking that
-		// day: the read at the top of the loop tells.
 	}
-	return "", fmt.Errorf("mysql: no free check-in code for booking %d after %d draws", id, checkinCodeTries)
+	return "", fmt.Errorf("mysql: no free check-in code for booking %d after %d draws", b.ID, checkinCodeTries)
 }
 
 // newCheckinCode draws 8 random digits.

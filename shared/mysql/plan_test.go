@@ -335,13 +335,13 @@ func runEveryOperation(t *testing.T, ctx context.Context, plain, s *mysql.DB) ma
 	_, err = s.ChangeStatus(ctx, booking.Change{BookingID: b.ID, From: booking.StatusPending, To: booking.StatusConfirmed,
 		Event: booking.EventConfirm, Actor: booking.ActorWeChat, Payment: &booking.Payment{TransactionID: "4200plan", AmountFen: b.AmountFen, PaidAt: time.Now()}})
 	must("ChangeStatus", err)
-	_, err = s.Reschedule(ctx, booking.Change{BookingID: b.ID, From: booking.StatusConfirmed, To: booking.StatusConfirmed,
+	moved, err := s.Reschedule(ctx, booking.Change{BookingID: b.ID, From: booking.StatusConfirmed, To: booking.StatusConfirmed,
 		Event: booking.EventReschedule, Actor: booking.ActorSalon, ToSlotID: slotB})
 	must("Reschedule", err)
 	slot, err := s.FindSlot(ctx, slotB)
 	must("FindSlot", err)
 	day := slot.StartAt.In(time.FixedZone("CST", 8*3600)).Format(time.DateOnly)
-	code, err := s.CheckinCode(ctx, b.ID, day)
+	code, err := s.CheckinCode(ctx, moved, day)
 	must("CheckinCode", err)
 	_, err = s.FindByCheckinCode(ctx, day, code)
 	must("FindByCheckinCode", err)

@@ -54,8 +54,10 @@ func TestRescheduleInOneTransaction(t *testing.T) {
 	if _, err := db.JoinWaitlist(ctx, "mover", bSlot, booking.MaxWaitlistEntries); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.CheckinCode(ctx, id, "2026-12-02"); err != nil {
+	if read, err := db.FindBooking(ctx, id); err != nil {
 		t.Fatal(err)
+	} else if c, err := db.CheckinCode(ctx, read, "2026-12-02"); err != nil || c == "" {
+		t.Fatalf("check-in code: %q %v", c, err)
 	}
 	if _, err := db.SQL().Exec(`INSERT INTO t_notification (book_id, kind, openid, status, next_at, created_at)
 		VALUES (?, 'reminder', 'mover', 'sent', UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))`, id); err != nil {

@@ -466,17 +466,26 @@ func (s *Service) RescheduleByCustomer(ctx context.Context, openid string, booki
 
 // RescheduleBySalon moves a confirmed booking to any slot that has not ended,
 // at any price (the deposit stays as paid), not counted against the
-// customer's limit; the customer gets the rescheduled notification.
-func (s *Service) RescheduleBySalon(ctx context.Context, bookingID, slotID int64) (*booking.Booking, error) {
+// customer's limit; the customer gets the rescheduled notification. The move
+// is decided on the slot the salon saw the booking in: fromSlotID (the slot
+// the page showed), or, 0, the slot of the read here; a booking found in
+// another slot in the move's transaction (moved meanwhile, by a concurrent
+// move too) is INVALID_STATE and nothing changes, so of two moves of one
+// booking from the same slot exactly one is made.
+func (s *Service) RescheduleBySalon(ctx context.Context, bookingID, slotID, fromSlotID int64) (*booking.Booking, error) {
 	who, err := allow(ctx, booking.ActionReschedule)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := s.store.FindBooking(ctx, bookingID); err != nil {
+	b, err := s.store.FindBooking(ctx, bookingID)
+	if err != nil {
 		return nil, err
 	}
+	if fromSlotID == 0 {
+		fromSlotID = b.SlotID
+	}
 	out, err := s.store.Reschedule(ctx, booking.Change{BookingID: bookingID, From: booking.StatusConfirmed, To: booking.StatusConfirmed,
-		Event: booking.EventReschedule, Actor: booking.ActorSalon, By: who.Actor(), Reason: "门店改约", ToSlotID: slotID})
+		Event: booking.EventReschedule, Actor: booking.ActorSalon, By: who.Actor(), Reason: "门店改约", SlotID: fromSlotID, ToSlotID: slotID})
 	if err == nil {
 		s.notifyNow(ctx)
 	}
@@ -590,7 +599,9 @@ func (s *Service) withCheckinCodes(ctx context.Context, bs ...*booking.Booking) 
 		if !b.HasCheckinCode(now, s.Loc) {
 			continue
 		}
-		code, err := s.store.CheckinCode(ctx, b.ID, booking.ShopDay(now, s.Loc))
+		// "" when the booking moved or changed since it was read: no code
+		// of the day it was read for on a booking that is no longer there.
+		code, err := s.store.CheckinCode(ctx, b, booking.ShopDay(now, s.Loc))
 		if err != nil {
 			return err
 		}
@@ -624,6 +635,20 @@ func (s *Service) CheckInByCode(ctx context.Context, code string) (*booking.Book
 		out.CheckinCode = code
 	}
 	return out, err
+}
+
+// DoorBooking returns the booking of today (shop time) with the check-in code,
+// as it is now, for the door to say why a check-in by that code was refused;
+// NOT_FOUND when no booking of today has it.
+func (s *Service) DoorBooking(ctx context.Context, code string) (*booking.Booking, error) {
+	if !booking.ValidCheckinCode(code) {
+		return nil, booking.Errorf(booking.EBADREQUEST, "code: want %d digits", booking.CheckinCodeLen)
+	}
+	now, err := s.store.Now(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return s.store.FindByCheckinCode(ctx, booking.ShopDay(now, s.Loc), code)
 }
 
 // DayBookings returns the bookings of the slots starting in [from, to), for the

@@ -27,9 +27,11 @@ type Bookings interface {
 	ListSlotBookings(ctx context.Context, from, to time.Time) ([]*booking.Booking, error)
 	CountNoShows(ctx context.Context, openid string, within time.Duration) (int, error)
 	// CheckinCode gives a booking its check-in code for a shop day (YYYY-MM-DD)
-	// the first time it is asked, and the same one after; FindByCheckinCode is
-	// the booking of that day with the code.
-	CheckinCode(ctx context.Context, id int64, day string) (string, error)
+	// the first time it is asked, and the same one after, while the booking is
+	// still in the slot and status it was read with ("" once it is not: moved
+	// or changed since); FindByCheckinCode is the booking of that day with the
+	// code.
+	CheckinCode(ctx context.Context, b *booking.Booking, day string) (string, error)
 	FindByCheckinCode(ctx context.Context, day, code string) (*booking.Booking, error)
 }
 

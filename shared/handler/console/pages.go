@@ -171,7 +171,9 @@ func (q *Request) row(b *booking.Booking) bookingRow {
 				r.MoveTo = append(r.MoveTo, m)
 			}
 		}
-		r.MoveConfirm = "把 " + what + " 改到所选的时段？原来的座位会让给候补。"
+		// {slot} is the chosen slot's time, put in by static/console.js.
+		r.MoveConfirm = fmt.Sprintf("把 %s 的预约（%s）改到 {slot}？原来的座位会让给候补，顾客会收到通知。",
+			r.Who, b.StartAt.In(q.loc()).Format("01-02 15:04"))
 	}
 	for _, a := range bookingActions {
 		if q.may(a.Action) && a.Shown(q.d.Svc, b, q.now) {
@@ -267,7 +269,7 @@ func (q *Request) bookingFlash(v url.Values, shown []*booking.Booking) *flash {
 		}
 		return &flash{OK: true, Text: text}
 	}
-	label := "操作"
+	label, why := "操作", errorWord(code)
 	if a, found := actionNamed(v.Get("act")); found {
 		label = a.Label
 		if a.Money != nil && b != nil {
@@ -275,8 +277,13 @@ func (q *Request) bookingFlash(v url.Values, shown []*booking.Booking) *flash {
 				label = l
 			}
 		}
+		if b != nil {
+			// Worded by what the booking is now: a cancelled one is not
+			// "already checked in".
+			why = q.refusal(a, code, b)
+		}
 	}
-	return &flash{Text: fmt.Sprintf("%s %s没有成功：%s", who, label, errorWord(code))}
+	return &flash{Text: fmt.Sprintf("%s %s没有成功：%s", who, label, why)}
 }
 
 // bookingOf is booking id as it is now: one of shown, or read (with its
@@ -296,23 +303,42 @@ func (q *Request) bookingOf(id int64, shown []*booking.Booking) *booking.Booking
 
 // ---- the door: check-in by the customer's code
 
-type doorBody struct {
-	Code string // the code a refused check-in was asked with, to correct it
-}
+// doorBody is empty: after a refusal the field is empty again for the next
+// code, and the outcome names the code that was tried.
+type doorBody struct{}
 
 // door is the check-in page: a field for the code the customer shows, which a
-// phone's camera fills where the browser reads QR codes (static/console.js).
+// phone's camera fills where the browser reads QR codes (static/console.js). A
+// refusal is worded by the booking of today with that code as it is now
+// (cancelled, not paid, checked in already, too early: from when).
 func (c *Console) door(w http.ResponseWriter, q *Request) error {
 	body := &doorBody{}
 	p := q.page("到店签到", "door", body)
 	v := q.r.URL.Query()
 	if id, err := strconv.ParseInt(v.Get("ok"), 10, 64); err == nil && id > 0 {
-		p.Flash = &flash{OK: true, Text: fmt.Sprintf("预约 #%d 已签到（%s）", id, v.Get("slot"))}
-	} else if code := v.Get("fail"); code != "" {
-		if booking.ValidCheckinCode(v.Get("code")) {
-			body.Code = v.Get("code")
+		who := fmt.Sprintf("预约 #%d（%s）", id, v.Get("slot"))
+		if b := q.bookingOf(id, nil); b != nil {
+			row := q.row(b)
+			who = row.Who + " " + row.When
 		}
-		p.Flash = &flash{Text: "签到没有成功：" + refusalWord(onDoor, code)}
+		p.Flash = &flash{OK: true, Text: "已签到：" + who}
+	} else if code := v.Get("fail"); code != "" {
+		why := refusalWord(onDoor, code)
+		if typed := v.Get("code"); booking.ValidCheckinCode(typed) {
+			if code == booking.EINVALIDSTATE || code == booking.ETOOEARLY {
+				b, err := q.d.Svc.DoorBooking(q.ctx, typed)
+				if err != nil && !booking.IsCode(err, booking.ENOTFOUND) {
+					// The general words stand; the page itself still works.
+					apigw.Logger(q.ctx).Warn("console: the booking of a refused code", "err", err.Error())
+				}
+				if err == nil {
+					checkin, _ := actionNamed("checkin")
+					why = q.refusal(checkin, code, b)
+				}
+			}
+			why = "签到码 " + typed + "：" + why
+		}
+		p.Flash = &flash{Text: "签到没有成功：" + why}
 	}
 	render(w, http.StatusOK, "door", p)
 	return nil
@@ -347,12 +373,18 @@ const moveDays = 7
 type moveChoice struct {
 	ID    int64
 	Label string
+	// When is the new time alone, for the question asked before the move;
+	// Started: the slot is under way (listed last, marked 已开始).
+	When    string
+	Started bool
 }
 
 // moveChoices are the slots a booking can be moved to from the console: those
 // of today and the next moveDays days that have not ended, are open and have a
-// free seat, read once per page. The service decides (RescheduleBySalon); this
-// only offers what it would accept.
+// free seat, read once per page; those that have not started first, in time
+// order, then those under way, marked (已开始): a move there is rarely meant.
+// The service decides (RescheduleBySalon); this only offers what it would
+// accept.
 func (q *Request) moveChoices() []moveChoice {
 	if q.moves != nil {
 		return *q.moves
@@ -372,28 +404,45 @@ func (q *Request) moveChoices() []moveChoice {
 		apigw.Logger(q.ctx).Warn("console: the slots to move to", "err", err.Error())
 		return choices
 	}
+	var started []moveChoice
 	for _, v := range vs {
 		if v.Open && v.EndAt.After(now) && v.Booked < v.Capacity {
-			label := v.StartAt.In(q.loc()).Format("01-02 ") + weekdays[v.StartAt.In(q.loc()).Weekday()] + " " +
-				span(v.StartAt, v.EndAt, q.loc()) + fmt.Sprintf("（余 %d，%s）", v.Capacity-v.Booked, yuan(v.PriceFen))
-			choices = append(choices, moveChoice{ID: v.ID, Label: label})
+			when := v.StartAt.In(q.loc()).Format("01-02 ") + weekdays[v.StartAt.In(q.loc()).Weekday()] + " " + span(v.StartAt, v.EndAt, q.loc())
+			m := moveChoice{ID: v.ID, When: when, Started: !v.StartAt.After(now),
+				Label: when + fmt.Sprintf("（余 %d，%s）", v.Capacity-v.Booked, yuan(v.PriceFen))}
+			if m.Started {
+				m.Label += "（已开始）"
+				started = append(started, m)
+				continue
+			}
+			choices = append(choices, m)
 		}
 	}
+	choices = append(choices, started...)
 	return choices
 }
 
 // move moves a booking to the chosen slot (service.RescheduleBySalon: one
 // transaction, the old seat handed to the waitlist, the customer told) and comes
-// back to where it was asked from.
+// back to where it was asked from. The form carries the slot the page showed
+// the booking in (from): a booking moved since, by someone else too, is
+// refused, not moved again. No slot chosen is refused in words.
 func (c *Console) move(w http.ResponseWriter, q *Request) error {
 	id, err1 := strconv.ParseInt(q.form.Get("id"), 10, 64)
-	slot, err2 := strconv.ParseInt(q.form.Get("slot"), 10, 64)
-	if err1 != nil || err2 != nil || id <= 0 || slot <= 0 {
-		return booking.Errorf(booking.EBADREQUEST, "console: move %q to %q", q.form.Get("id"), q.form.Get("slot"))
+	from, err2 := strconv.ParseInt(q.form.Get("from"), 10, 64)
+	if err1 != nil || err2 != nil || id <= 0 || from <= 0 {
+		return booking.Errorf(booking.EBADREQUEST, "console: move %q from %q", q.form.Get("id"), q.form.Get("from"))
 	}
 	apigw.SetBookingID(q.ctx, id)
 	outcome := url.Values{"id": {strconv.FormatInt(id, 10)}}
-	if _, err := q.d.Svc.RescheduleBySalon(q.ctx, id, slot); err != nil {
+	slot, err := strconv.ParseInt(q.form.Get("slot"), 10, 64)
+	if err != nil || slot <= 0 {
+		outcome.Set("fail", booking.EBADREQUEST)
+		outcome.Set("act", moveAction.Name)
+		backTo(w, q, outcome)
+		return nil
+	}
+	if _, err := q.d.Svc.RescheduleBySalon(q.ctx, id, slot, from); err != nil {
 		apigw.Logger(q.ctx).Info("console move refused", "err", err.Error())
 		outcome.Set("fail", booking.ErrorCode(err))
 		outcome.Set("act", moveAction.Name)

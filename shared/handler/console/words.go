@@ -126,6 +126,61 @@ func actionNamed(name string) (*bookingAction, bool) {
 	return nil, false
 }
 
+// refusedBecause says, by a booking's status, why a change of it is refused
+// when the status is the reason ("这个预约" and these words, then what cannot
+// be done); a status missing here says nothing more than the error's code.
+var refusedBecause = map[booking.Status]string{
+	booking.StatusPending:   "还没有付款",
+	booking.StatusCompleted: "已经签到过了",
+	booking.StatusCancelled: "已取消",
+	booking.StatusExpired:   "没有付款，已过期",
+	booking.StatusNoShow:    "已标记为未到店",
+}
+
+// refusedVerbs name what could not be done at the door, after "不能"; other
+// changes refused by the status say the status changed, and to what.
+var refusedVerbs = map[string]string{"checkin": "签到", "noshow": "标记未到店"}
+
+// refusal words why action a on booking b was refused with code, by what b is
+// now (read after the refusal): its status when that is the reason (a
+// cancelled booking is not "already checked in"); too early, from when (with
+// the date when that is not today); a move refused because the booking is no
+// longer where the page showed it, where it is now. Otherwise the console's
+// general words for the code.
+func (q *Request) refusal(a *bookingAction, code string, b *booking.Booking) string {
+	now, err := q.dbNow()
+	if err != nil {
+		return errorWord(code)
+	}
+	at := func(t time.Time) string {
+		if booking.ShopDay(t, q.loc()) == booking.ShopDay(now, q.loc()) {
+			return t.In(q.loc()).Format("15:04")
+		}
+		return t.In(q.loc()).Format("01-02 15:04")
+	}
+	switch {
+	case code == booking.ETOOEARLY && b.Status == booking.StatusConfirmed && a.Name == "checkin":
+		return at(b.CheckInOpens(q.d.Svc.Policy.CheckinOpensBefore)) + " 起可签到"
+	case code == booking.ETOOEARLY && b.Status == booking.StatusConfirmed && a.Name == "noshow":
+		return "时段 " + at(b.StartAt) + " 开始后才能标记未到店"
+	case code == booking.EINVALIDSTATE && b.Status == booking.StatusConfirmed && a.Name == "move":
+		return "这个预约刚被改过，现在在 " + at(b.StartAt) + "；请看最新的时段再改"
+	case code == booking.EINVALIDSTATE || code == booking.ETOOEARLY:
+		why, ok := refusedBecause[b.Status]
+		verb, atTheDoor := refusedVerbs[a.Name]
+		switch {
+		case !ok:
+		case b.Status == booking.StatusCompleted && a.Name == "checkin":
+			return "这个预约" + why
+		case atTheDoor:
+			return "这个预约" + why + "，不能" + verb
+		default:
+			return "状态已经变了：这个预约" + why
+		}
+	}
+	return errorWord(code)
+}
+
 // statusWords names a booking's status for the salon; a status missing here is
 // shown by its code name.
 var statusWords = map[booking.Status]string{
@@ -236,8 +291,8 @@ var errorWords = map[refusal]string{
 
 	{onDoor, booking.ENOTFOUND}:     "今天没有这个签到码的预约，请核对数字",
 	{onDoor, booking.EBADREQUEST}:   "签到码是 8 位数字",
-	{onDoor, booking.EINVALIDSTATE}: "这个预约已经签到过了",
-	{onDoor, booking.ETOOEARLY}:     "还没到签到时间（时段开始前不久才能签到）",
+	{onDoor, booking.EINVALIDSTATE}: "这个预约现在不能签到",
+	{onDoor, booking.ETOOEARLY}:     "还没到签到时间",
 
 	{onWalkIn, booking.EBADREQUEST}:          "请填写顾客姓名（最多 20 字）；电话为 11 位数字，可以不填",
 	{onWalkIn, booking.ESOLDOUT}:             "这个时段已经满了",

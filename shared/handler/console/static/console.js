@@ -1,9 +1,15 @@
 // The console's only script: ask before a form that changes something is sent.
-// A form with data-confirm is sent only when the salon says yes. Without this
-// script the forms still work; they are just not asked about.
+// A form with data-confirm is sent only when the salon says yes; {slot} in the
+// question is the time of the slot chosen in the form (改约: the question names
+// the new time). Without this script the forms still work; they are just not
+// asked about.
 document.addEventListener('submit', function (e) {
   var form = e.target;
   var question = form.getAttribute('data-confirm');
+  var chosen = form.elements.slot && form.elements.slot.selectedOptions && form.elements.slot.selectedOptions[0];
+  if (question && chosen) {
+    question = question.replace('{slot}', chosen.getAttribute('data-when') || chosen.textContent);
+  }
   if (question && !window.confirm(question)) {
     e.preventDefault();
     return;
@@ -25,14 +31,17 @@ document.addEventListener('submit', function (e) {
 
 // The door's check-in page: where the browser can read QR codes
 // (BarcodeDetector) and open a camera, "扫码" reads the customer's code into
-// the field and sends it (asked first, like every change); elsewhere the
-// button stays hidden and the salon types the 8 digits.
+// the field and sends it (asked first, like every change), and the hint says
+// so; elsewhere the button stays hidden and the hint says to type the 8
+// digits (the page's own words).
 (function () {
   var form = document.getElementById('door');
   var scan = document.getElementById('scan');
   if (!form || !scan || !('BarcodeDetector' in window) || !navigator.mediaDevices || !navigator.mediaDevices.getUserMedia) {
     return;
   }
+  var hint = document.getElementById('scan-hint');
+  if (hint) hint.textContent = '顾客在小程序里打开当天的预约，出示二维码或 8 位数字：输入这 8 位数字，或点「扫码」用摄像头读二维码。';
   var video = document.getElementById('camera');
   var status = document.getElementById('scan-status');
   var say = function (text) { status.textContent = text; status.hidden = false; };
