@@ -255,7 +255,7 @@ func TestConsoleShowsTheCustomer(t *testing.T) {
 	if msg := b.text("#flash.bad"); !strings.Contains(msg, "已有一个未完成的预约") || !strings.Contains(msg, "赵敏") || !strings.Contains(msg, when) {
 		t.Fatalf("a second booking for her says %q, want her name and %s", msg, when)
 	}
-	if href := b.attr("#flash-link", "href"); !strings.HasSuffix(href, fmt.Sprintf("booking?q=%d", id)) {
+	if href := b.attr("#flash-link", "href"); !strings.HasSuffix(href, fmt.Sprintf("booking?id=%d", id)) {
 		t.Fatalf("the refusal links to %q, want booking %d", href, id)
 	}
 	if name, phone := eval[string](b, `document.querySelector('`+form+` input[name="name"]').value`),
