@@ -31,6 +31,18 @@ func TestCustomerReschedule(t *testing.T) {
 	a := s.slot(26*time.Hour, 2, 5000)
 	b := s.slot(50*time.Hour, 2, 5000)
 	id := s.paidBooking("o-rs", a)
+	// Every slot the refusals name exists before the snapshot, so that
+	// "nothing changed" covers each refusal.
+	dearer := s.slot(51*time.Hour, 2, 8000)
+	beyondWindow := s.slot(15*24*time.Hour, 2, 5000)
+	full := s.slot(52*time.Hour, 1, 5000)
+	s.paidBooking("o-rs-full", full)
+	closed := s.slot(53*time.Hour, 2, 5000)
+	if a := s.call("PATCH", "/admin/slots/"+itoa64(closed), testAdmin, map[string]any{"open": false}); a.Status != 200 {
+		t.Fatalf("close: %d %s", a.Status, a.Body)
+	}
+	started := s.slot(54*time.Hour, 2, 5000)
+	mysqltest.SlotStarts(t, s.store, started, time.Minute)
 
 	before := s.dbState()
 	s.wantError(s.rescheduleAs("o-rs-other", id, b), 404, booking.ENOTFOUND)
@@ -42,17 +54,8 @@ func TestCustomerReschedule(t *testing.T) {
 	s.wantError(s.call("POST", "/bookings/"+itoa64(id)+"/reschedule", s.token("o-rs"), map[string]any{"slotId": b, "x": 1}), 400, booking.EBADREQUEST)
 	s.wantError(s.call("POST", "/bookings/abc/reschedule", s.token("o-rs"), map[string]any{"slotId": b}), 400, booking.EBADREQUEST)
 	s.wantError(s.call("POST", "/bookings/"+itoa64(id)+"/reschedule", "", map[string]any{"slotId": b}), 401, booking.EUNAUTHORIZED)
-	s.wantError(s.rescheduleAs("o-rs", id, s.slot(51*time.Hour, 2, 8000)), 409, booking.EPRICEDIFFERS)
-	s.wantError(s.rescheduleAs("o-rs", id, s.slot(15*24*time.Hour, 2, 5000)), 422, booking.ESLOTNOTBOOKABLE)
-	full := s.slot(52*time.Hour, 1, 5000)
-	s.paidBooking("o-rs-full", full)
-	closed := s.slot(53*time.Hour, 2, 5000)
-	if a := s.call("PATCH", "/admin/slots/"+itoa64(closed), testAdmin, map[string]any{"open": false}); a.Status != 200 {
-		t.Fatalf("close: %d %s", a.Status, a.Body)
-	}
-	started := s.slot(54*time.Hour, 2, 5000)
-	mysqltest.SlotStarts(t, s.store, started, time.Minute)
-	before = s.dbState()
+	s.wantError(s.rescheduleAs("o-rs", id, dearer), 409, booking.EPRICEDIFFERS)
+	s.wantError(s.rescheduleAs("o-rs", id, beyondWindow), 422, booking.ESLOTNOTBOOKABLE)
 	s.wantError(s.rescheduleAs("o-rs", id, full), 409, booking.ESOLDOUT)
 	s.wantError(s.rescheduleAs("o-rs", id, closed), 422, booking.ESLOTNOTBOOKABLE)
 	s.wantError(s.rescheduleAs("o-rs", id, started), 422, booking.ESLOTNOTBOOKABLE)
@@ -136,14 +139,13 @@ func TestSalonReschedule(t *testing.T) {
 		}
 	}
 
+	ended := s.slot(30*time.Hour, 2, 5000)
+	mysqltest.SlotStarts(t, s.store, ended, 2*time.Hour)
 	before := s.dbState()
 	s.wantError(s.call("POST", "/admin/bookings/"+itoa64(id)+"/reschedule", "", map[string]any{"slotId": today}), 401, booking.EUNAUTHORIZED)
 	s.wantError(s.rescheduleBySalon(999999, today), 404, booking.ENOTFOUND)
 	s.wantError(s.rescheduleBySalon(id, 999999), 404, booking.ENOTFOUND)
 	s.wantError(s.rescheduleBySalon(id, today), 409, booking.EINVALIDSTATE)
-	ended := s.slot(30*time.Hour, 2, 5000)
-	mysqltest.SlotStarts(t, s.store, ended, 2*time.Hour)
-	before = s.dbState()
 	s.wantError(s.rescheduleBySalon(id, ended), 422, booking.ESLOTNOTBOOKABLE)
 	s.unchanged(before, "the salon's refused moves")
 
