@@ -1,6 +1,7 @@
 package handler
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -249,6 +250,47 @@ func TestIdempotencyKeyAfterAReschedule(t *testing.T) {
 	_, ans = s.reserve("o-rik", other, "Idempotency-Key", "rik-1")
 	s.wantError(ans, 409, booking.EINVALIDSTATE)
 	s.unchanged(before, "retries of a moved booking's reservation")
+}
+
+// TestIdempotencyKeyAfterAMoveAndRetention: the slot a key reserved is kept
+// in the booking itself, so a retry after a move answers the same booking
+// even once the release run's retention has deleted the reservation's audit
+// record; the key with another slot is still INVALID_STATE.
+func TestIdempotencyKeyAfterAMoveAndRetention(t *testing.T) {
+	t.Parallel()
+	s := newSystem(t)
+	a := s.slot(26*time.Hour, 2, 0)
+	b := s.slot(50*time.Hour, 2, 0)
+	other := s.slot(51*time.Hour, 2, 0)
+	id, ans := s.reserve("o-rkr", a, "Idempotency-Key", "rkr-1")
+	if id == 0 {
+		t.Fatalf("reserve: %d %s", ans.Status, ans.Body)
+	}
+	if r := s.rescheduleAs("o-rkr", id, b); r.Status != 200 {
+		t.Fatalf("reschedule: %d %s", r.Status, r.Body)
+	}
+	// The booking's audit records, as CLS accepted them longer ago than
+	// AUDIT_RETENTION_DAYS: the release run deletes them.
+	if _, err := s.store.SQL().Exec(`UPDATE t_audit SET shipped_at = UTC_TIMESTAMP(6) - INTERVAL 400 DAY WHERE book_id = ?`, id); err != nil {
+		t.Fatal(err)
+	}
+	if sum := s.relRun(context.Background()); sum.AuditDeleted < 2 {
+		t.Fatalf("release: %+v, want the reserve and reschedule records deleted", sum)
+	}
+	if ev := s.auditEvents(id); len(ev) != 0 {
+		t.Fatalf("audit records left: %v", ev)
+	}
+	before := s.dbState()
+	for _, slot := range []int64{a, b} {
+		again, ans := s.reserve("o-rkr", slot, "Idempotency-Key", "rkr-1")
+		if ans.Status != 201 || again != id || obj(t, ans.JSON["booking"])["slotId"] != float64(b) {
+			t.Fatalf("the key with slot %d after the move and retention: %d %s", slot, ans.Status, ans.Body)
+		}
+	}
+	_, ans = s.reserve("o-rkr", other, "Idempotency-Key", "rkr-1")
+	s.wantError(ans, 409, booking.EINVALIDSTATE)
+	s.unchanged(before, "retries of a moved booking's reservation after retention")
+	mysqltest.CheckInvariant(t, s.store)
 }
 
 // TestSalonMovesAWalkIn: the salon moves a booking it took at the counter to
