@@ -3,7 +3,9 @@ package service
 import (
 	"context"
 	"errors"
+	"reflect"
 	"strconv"
+	"strings"
 	"time"
 
 	"salon/shared/booking"
@@ -28,6 +30,20 @@ type Summary struct {
 	// NotificationsDeleted counts finished notifications deleted, 30 days
 	// after they were last due (booking.NotificationRetention).
 	NotificationsDeleted int `json:"notificationsDeleted"`
+}
+
+// LogAttrs is the summary as the release run's log line carries it: every
+// count under its name in the timer's answer (its JSON name), in the order of
+// the answer. Both are derived from this struct's fields and tags, so a count
+// added to the answer is in the log line too.
+func (s Summary) LogAttrs() []any {
+	v := reflect.ValueOf(s)
+	attrs := make([]any, 0, 2*v.NumField())
+	for i := range v.NumField() {
+		name, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("json"), ",")
+		attrs = append(attrs, name, v.Field(i).Interface())
+	}
+	return attrs
 }
 
 const (
