@@ -81,7 +81,7 @@ type moduleMeta struct {
 
 // build writes the database of the OSV entries in osvDir to out and answers
 // how many entries it holds.
-func build(osvDir, out string, modified time.Time) (int, error) {
+func build(osvDir, out string, modified time.Time) (_ int, err error) {
 	if _, err := os.Stat(out); err == nil {
 		return 0, fmt.Errorf("%s exists", out)
 	}
@@ -96,6 +96,11 @@ func build(osvDir, out string, modified time.Time) (int, error) {
 	if err := os.RemoveAll(tmp); err != nil {
 		return 0, err
 	}
+	defer func() {
+		if err != nil {
+			os.RemoveAll(tmp)
+		}
+	}()
 	for _, d := range []string{"ID", "index"} {
 		if err := os.MkdirAll(filepath.Join(tmp, d), 0o755); err != nil {
 			return 0, err
