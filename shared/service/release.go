@@ -218,15 +218,19 @@ func (s *Service) markNoShows(ctx context.Context, stopAt time.Time, batch int, 
 			return err
 		}
 		changed := 0
-		for _, id := range ids {
-			_, err := s.store.ChangeStatus(ctx, booking.Change{BookingID: id, From: booking.StatusConfirmed, To: booking.StatusNoShow,
-				Event: booking.EventNoShow, Actor: booking.ActorTimer, Reason: "时段结束 " + s.Policy.NoShowGrace.String() + " 后仍未签到"})
+		for _, d := range ids {
+			// Decided on the slot the booking was read in (SlotID): one the salon
+			// moved to a later slot since is not a no-show of that one.
+			_, err := s.store.ChangeStatus(ctx, booking.Change{BookingID: d.BookingID, SlotID: d.SlotID, From: booking.StatusConfirmed,
+				To: booking.StatusNoShow, Event: booking.EventNoShow, Actor: booking.ActorTimer,
+				Reason: "时段结束 " + s.Policy.NoShowGrace.String() + " 后仍未签到"})
 			switch {
 			case err == nil:
 				sum.NoShows++
 				changed++
 			case booking.IsCode(err, booking.EINVALIDSTATE):
-				// Checked in, cancelled or marked by another run meanwhile.
+				// Checked in, cancelled, marked by another run or moved to
+				// another slot meanwhile.
 			default:
 				return err
 			}
