@@ -380,7 +380,8 @@ func (m *model) unsettled() string {
 // notification recorded sent was received; none refused, off or still pending
 // was received. A message received twice is counted, not a violation: when the
 // database fails between WeChat's acceptance and the record of it, the lease ends
-// and the message is sent again (at least once rather than lost).
+// and the message is sent again (at least once rather than lost). Nor is one
+// received for a booking moved since: the move armed the row again.
 func (m *model) checkMessages(bs map[int64]*dbBooking) {
 	s := m.s
 	received := map[string]int{}
@@ -419,6 +420,11 @@ func (m *model) checkMessages(bs map[int64]*dbBooking) {
 			// Sent once, its record lost with a killed connection; the next attempt
 			// found the booking moved on and did not send it again.
 			m.count("messages-dropped-after-a-lost-record")
+		case (status == string(booking.NotificationRefused) || status == string(booking.NotificationOff)) && n > 0 && m.wasMoved(id):
+			// A move arms the booking's row of this kind again (one row per
+			// booking and kind): what WeChat received before it was about the
+			// old time, and the row's status now is the new time's.
+			m.count("messages-before-a-move")
 		case (status == string(booking.NotificationRefused) || status == string(booking.NotificationOff)) && n > 0:
 			s.violate("notification %s is %s, yet WeChat received it %d times", key, status, n)
 		case n > 1:

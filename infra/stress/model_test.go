@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -46,8 +47,8 @@ var weights = []struct {
 	{"pay-dup", 4, false},   // a notification delivered again, or several at once
 	{"pay-late", 4, false},  // paid after the hold was released or cancelled
 	{"cancel", 7, false},
-	{"reschedule", 3, false},       // the customer moves her confirmed booking to a slot
-	{"salon-reschedule", 2, false}, // the salon moves a booking to a slot
+	{"reschedule", 6, false},       // the customer moves her confirmed booking to a slot
+	{"salon-reschedule", 4, false}, // the salon moves a booking to a slot
 	{"peek", 3, false},             // someone else's booking through pay and cancel
 	{"salon-cancel", 3, false},
 	{"capacity", 3, false},
@@ -144,6 +145,7 @@ type model struct {
 	payQueue    map[string]bool  // out_trade_no whose payment notification WeChat must deliver again
 	refundQueue map[string]bool  // out_refund_no whose refund notification WeChat must deliver again
 	ops         map[string]int
+	moves       map[string]int // reschedules answered 200, by op kind
 	answers     map[string]int
 	lifts       map[int][]func() // wave -> faults to lift after it
 	wave        int
@@ -153,15 +155,17 @@ type model struct {
 
 func newModel(s *system, seed uint64, customers int) *model {
 	m := &model{s: s, seed: seed, owner: map[int64]int{}, keyBooking: map[string]int64{}, keys: make([][]keyUse, customers),
-		payQueue: map[string]bool{}, refundQueue: map[string]bool{}, ops: map[string]int{}, answers: map[string]int{}, lifts: map[int][]func(){}}
+		payQueue: map[string]bool{}, refundQueue: map[string]bool{}, ops: map[string]int{}, moves: map[string]int{}, answers: map[string]int{}, lifts: map[int][]func(){}}
 	for i := range customers {
 		openid := fmt.Sprintf("o-stress-%04d", i)
 		m.customers = append(m.customers, &customer{openid: openid, token: s.token(openid)})
 	}
-	// Slots of few seats so that customers compete, one of them free (confirmed
-	// at reserve, no deposit).
+	// Slots of few seats so that customers compete, two of them free (confirmed
+	// at reserve, no deposit). Each price is the price of two slots, of the same
+	// size: a customer moves only to a slot of her slot's price, so every
+	// booking has somewhere to move to.
 	loc, _ := time.LoadLocation("Asia/Shanghai")
-	prices := []int64{5000, 8000, 0, 5000, 12000, 3000, 6000, 9000}
+	prices := []int64{5000, 8000, 0, 3000, 5000, 8000, 0, 3000}
 	for i, price := range prices {
 		id := mysqltest.AddSlot(s.t, s.store, 30*time.Hour+time.Duration(i)*2*time.Hour, 1+i%4, price)
 		sl, err := s.store.FindSlot(context.Background(), id)
@@ -355,28 +359,50 @@ func (m *model) do(o op) {
 			}
 		}
 	case "reschedule":
-		b := m.newest(c, o.cust, "confirmed")
-		if b == 0 {
-			return
+		// Three times in four, a move the rules allow as far as the model can
+		// see: a customer whose confirmed booking she may still move, to a free
+		// seat of its price. Otherwise her newest confirmed booking to any slot
+		// (mostly a refusal). Concurrent ops of the wave may take the seat or
+		// change the booking meanwhile: then it is a refusal too.
+		b, sl := int64(0), m.slot(o.slot).id
+		if r.IntN(4) != 0 {
+			var cust int
+			if cust, b, sl = m.movable(r, false); b != 0 {
+				c = m.customers[cust]
+			}
 		}
-		sl := m.slot(o.slot)
-		a := s.call("POST", "/bookings/"+itoa(b)+"/reschedule", c.token, map[string]any{"slotId": sl.id})
+		if b == 0 {
+			if b = m.newest(c, o.cust, "confirmed"); b == 0 {
+				return
+			}
+			sl = m.slot(o.slot).id
+		}
+		a := s.call("POST", "/bookings/"+itoa(b)+"/reschedule", c.token, map[string]any{"slotId": sl})
 		m.expect("reschedule", a, "200", "409 INVALID_STATE", "409 LATE_RESCHEDULE", "409 RESCHEDULE_LIMIT", "409 PRICE_DIFFERS",
 			"409 SOLD_OUT", "422 SLOT_NOT_BOOKABLE")
-		m.moved("reschedule", b, sl.id, a)
+		m.moved("reschedule", b, sl, a)
 	case "salon-reschedule":
-		want := []string{"confirmed"}
-		if r.IntN(5) == 0 {
-			want = nil // any booking: the answer must then be a clean refusal
+		// Three times in four, a confirmed booking to a slot with a free seat
+		// that has not started (any price, open or closed: the salon's move);
+		// otherwise one of a day's bookings in any status, or a confirmed one, to
+		// any slot.
+		b, sl := int64(0), m.slot(o.slot).id
+		if r.IntN(4) != 0 {
+			_, b, sl = m.movable(r, true)
 		}
-		b := m.salonPick(r, want...)
 		if b == 0 {
-			return
+			want := []string{"confirmed"}
+			if r.IntN(5) == 0 {
+				want = nil // any booking: the answer must then be a clean refusal
+			}
+			if b = m.salonPick(r, want...); b == 0 {
+				return
+			}
+			sl = m.slot(o.slot).id
 		}
-		sl := m.slot(o.slot)
-		a := s.call("POST", "/admin/bookings/"+itoa(b)+"/reschedule", adminToken, map[string]any{"slotId": sl.id})
+		a := s.call("POST", "/admin/bookings/"+itoa(b)+"/reschedule", adminToken, map[string]any{"slotId": sl})
 		m.expect("salon-reschedule", a, "200", "409 INVALID_STATE", "409 SOLD_OUT", "422 SLOT_NOT_BOOKABLE")
-		m.moved("salon-reschedule", b, sl.id, a)
+		m.moved("salon-reschedule", b, sl, a)
 	case "peek":
 		m.peek(r, c, o.cust)
 	case "checkin-code":
@@ -787,12 +813,74 @@ func (m *model) checkinByCode(r *rand.Rand, c *customer) {
 	}
 }
 
+// movable picks, from what the database holds now, a confirmed booking of one
+// of the model's customers and a slot of the schedule it can move to, and
+// answers the customer, the booking and the slot (a zero booking when there is
+// none). For the customer's own move (bySalon false): a booking she has not
+// moved RescheduleLimit times, whose slot starts after CancelFreeHours from now
+// (its cancelFreeUntil is still ahead), to another open slot of the same price
+// with a free seat, starting after that window too (the slot-soon op moves
+// slots into it). For the salon's: any confirmed booking, to another slot with
+// a free seat that has not started.
+func (m *model) movable(r *rand.Rand, bySalon bool) (cust int, bookingID, slotID int64) {
+	m.mu.Lock()
+	ids := make([]any, len(m.slots))
+	for i, sl := range m.slots {
+		ids[i] = sl.id
+	}
+	m.mu.Unlock()
+	in := strings.Repeat("?, ", len(ids)-1) + "?"
+	pol := booking.DefaultPolicy
+	bookingCond := `b.reschedules < ? AND s.start_at > UTC_TIMESTAMP(6) + INTERVAL ? HOUR`
+	args := []any{booking.StatusConfirmed, pol.RescheduleLimit, pol.CancelFreeHours}
+	targetCond := `t.price_fen = s.price_fen AND t.is_open = 1 AND t.start_at > UTC_TIMESTAMP(6) + INTERVAL ? HOUR`
+	targetArgs := []any{pol.CancelFreeHours}
+	if bySalon {
+		bookingCond, args = `TRUE`, []any{booking.StatusConfirmed}
+		targetCond, targetArgs = `t.start_at > UTC_TIMESTAMP(6)`, nil
+	}
+	args = append(append(args, ids...), targetArgs...)
+	rows, err := m.s.store.SQL().Query(`SELECT b.openid, b.book_id, t.slot_id
+		FROM t_booking b JOIN t_slot s ON s.slot_id = b.slot_id
+		JOIN t_slot t ON t.slot_id <> b.slot_id AND t.booked < t.capacity
+		WHERE b.status = ? AND b.openid LIKE 'o-stress-%' AND `+bookingCond+`
+		  AND t.slot_id IN (`+in+`) AND `+targetCond+`
+		ORDER BY b.book_id, t.slot_id`, args...)
+	if err != nil {
+		return 0, 0, 0 // a fault killed the checker's connection: no pick
+	}
+	defer rows.Close()
+	type move struct {
+		openid        string
+		bookingID, to int64
+	}
+	var moves []move
+	for rows.Next() {
+		var mv move
+		if rows.Scan(&mv.openid, &mv.bookingID, &mv.to) == nil {
+			moves = append(moves, mv)
+		}
+	}
+	if rows.Err() != nil || len(moves) == 0 {
+		return 0, 0, 0
+	}
+	mv := moves[r.IntN(len(moves))]
+	n, err := strconv.Atoi(strings.TrimPrefix(mv.openid, "o-stress-"))
+	if err != nil || n >= len(m.customers) {
+		return 0, 0, 0
+	}
+	return n, mv.bookingID, mv.to
+}
+
 // moved checks a reschedule's 200: the booking answered is confirmed, in the
-// slot asked for.
+// slot asked for. It counts the moves that succeeded, by who moved.
 func (m *model) moved(what string, b, slot int64, a answer) {
 	if a.Status != http.StatusOK {
 		return
 	}
+	m.mu.Lock()
+	m.moves[what]++
+	m.mu.Unlock()
 	bk, _ := a.JSON["booking"].(map[string]any)
 	if st, _ := bk["status"].(string); st != "confirmed" || bk["slotId"] != float64(slot) || bk["bookingId"] != float64(b) {
 		m.s.violate("%s of booking %d to slot %d answered 200 with %v", what, b, slot, bk)

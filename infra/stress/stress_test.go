@@ -94,11 +94,12 @@ func runStress(t *testing.T, seed uint64, p profile) {
 	t.Logf("ops and faults: %s; database connections killed: %d", summary(m.ops), m.killed)
 	t.Logf("answers: %s", summary(m.answers))
 	t.Logf("outcome: %s", m.outcome())
+	t.Logf("moves: %s", m.moveSummary())
 	if os.Getenv("STRESS_REPORT") != "" {
 		f, err := os.OpenFile(os.Getenv("STRESS_REPORT"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 		if err == nil {
-			fmt.Fprintf(f, "seed=%d ops=%d waves=%d violations=%d killed=%d outcome={%s} counts={%s} answers={%s}\n",
-				seed, p.ops, len(plan.waves), len(violations), m.killed, m.outcome(), summary(m.ops), summary(m.answers))
+			fmt.Fprintf(f, "seed=%d ops=%d waves=%d violations=%d killed=%d moves={%s} outcome={%s} counts={%s} answers={%s}\n",
+				seed, p.ops, len(plan.waves), len(violations), m.killed, m.moveSummary(), m.outcome(), summary(m.ops), summary(m.answers))
 			f.Close()
 		}
 	}
@@ -128,6 +129,41 @@ func summary(m map[string]int) string {
 		fmt.Fprintf(&b, "%s=%d", k, m[k])
 	}
 	return b.String()
+}
+
+// moveSummary counts the moves: asked for and answered 200, by the customer
+// and by the salon, and the moves the audit trail records by who moved (a move
+// whose answer a fault lost is recorded there too, so those may be more).
+func (m *model) moveSummary() string {
+	c := map[string]int{}
+	m.mu.Lock()
+	for what, n := range m.moves {
+		c[what+"-moved"] = n
+	}
+	m.mu.Unlock()
+	for k, n := range m.answers {
+		for _, what := range []string{"reschedule", "salon-reschedule"} {
+			if strings.HasPrefix(k, what+" ") {
+				c[what+"-asked"] += n
+			}
+		}
+	}
+	rows, err := m.s.store.SQL().Query(`SELECT actor, COUNT(*) FROM t_audit WHERE event = ? GROUP BY actor`, booking.EventReschedule)
+	if err == nil {
+		for rows.Next() {
+			var actor string
+			var n int
+			if rows.Scan(&actor, &n) == nil {
+				if actor == booking.ActorCustomer {
+					c["audit-reschedule-customer"] += n
+				} else {
+					c["audit-reschedule-salon"] += n
+				}
+			}
+		}
+		rows.Close()
+	}
+	return summary(c)
 }
 
 // outcome counts what the run ended with: bookings per status, payments, refunds.

@@ -216,12 +216,6 @@ func (s *system) violate(format string, args ...any) {
 	}
 }
 
-func (s *system) violationCount() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.violations)
-}
-
 // runRelease is one timer invocation of the release function, with SCF's deadline.
 func (s *system) runRelease() (service.Summary, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)

@@ -42,6 +42,13 @@ func (s Status) String() string {
 // MarshalText makes a Status appear by name in JSON.
 func (s Status) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 
+// SeatedBooking names a booking and the slot it was read in, for a change
+// decided on that read (Change.SlotID): a booking moved to another slot since
+// is refused, not changed.
+type SeatedBooking struct {
+	BookingID, SlotID int64
+}
+
 // SeatHolding lists the statuses that count against their slot's capacity. The
 // slot invariant booked = count(bookings in these statuses) rests on it, and the
 // store's SQL is generated from this list.

@@ -593,9 +593,7 @@ func Release(e *instance.Env) func(ctx context.Context, _ json.RawMessage) (serv
 		}
 		sum, err := d.Svc.Release(ctx)
 		err = d.Svc.Classify(err)
-		attrs := []any{"function", "release", "released", sum.Released, "confirmed", sum.Confirmed,
-			"refunded", sum.Refunded, "audited", sum.Audited, "signinsDeleted", sum.SigninsDeleted,
-			"duration_ms", time.Since(start).Milliseconds()}
+		attrs := append(append([]any{"function", "release"}, sum.LogAttrs()...), "duration_ms", time.Since(start).Milliseconds())
 		if err != nil {
 			e.Logger().Error("release run failed", append(attrs, "code", booking.ErrorCode(err), "err", err.Error())...)
 			return sum, err

@@ -956,6 +956,61 @@ func TestReleaseDeletesOldSignIns(t *testing.T) {
 	}
 }
 
+// TestReleaseLogLineCarriesTheSummary: the release run's log line carries
+// every count of the timer's answer, under the answer's names and with its
+// values, and nothing else but the line's own fields.
+func TestReleaseLogLineCarriesTheSummary(t *testing.T) {
+	t.Parallel()
+	s := newSystem(t)
+	// Something to count: audit records and a notification retention deletes.
+	for i := range 3 {
+		if _, err := s.store.SQL().Exec(`INSERT INTO t_audit (event, actor, created_at, shipped_at) VALUES ('reserve', 'customer',
+			UTC_TIMESTAMP(6) - INTERVAL 400 DAY, UTC_TIMESTAMP(6) - INTERVAL 390 DAY + INTERVAL ? SECOND)`, i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.store.SQL().Exec(`INSERT INTO t_notification (book_id, kind, openid, status, next_at, created_at)
+		VALUES (1, 'confirmed', 'o-old', 'sent', UTC_TIMESTAMP(6) - INTERVAL 40 DAY, UTC_TIMESTAMP(6) - INTERVAL 40 DAY)`); err != nil {
+		t.Fatal(err)
+	}
+	off := len(s.logs.String())
+	out, err := Release(s.apiEnv)(context.Background(), json.RawMessage(relTimerEvent))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(out)
+	var answer map[string]any
+	if err := json.Unmarshal(raw, &answer); err != nil {
+		t.Fatal(err)
+	}
+	if answer["auditDeleted"] != 3.0 || answer["notificationsDeleted"] != 1.0 {
+		t.Fatalf("answer %s: want 3 audit records and 1 notification deleted", raw)
+	}
+	var line relLogLine
+	for _, l := range s.relLogsSince(off) {
+		if l["msg"] == "release run" {
+			line = l
+		}
+	}
+	if line == nil {
+		t.Fatalf("no release run log line:\n%s", s.logs.String()[off:])
+	}
+	own := map[string]bool{"time": true, "level": true, "msg": true, "function": true, "duration_ms": true}
+	for k, v := range answer {
+		if line[k] != v {
+			t.Errorf("log line %s = %v, the answer says %v", k, line[k], v)
+		}
+	}
+	for k := range line {
+		if _, ok := answer[k]; !ok && !own[k] {
+			t.Errorf("log line has %s = %v, which the answer has not", k, line[k])
+		}
+	}
+	if len(answer) != 10 {
+		t.Errorf("answer %s: want the ten counts", raw)
+	}
+}
+
 func TestReconcileReportsDriftAndRepairsNothing(t *testing.T) {
 	t.Parallel()
 	s := newSystem(t)

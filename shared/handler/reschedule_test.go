@@ -1,6 +1,7 @@
 package handler
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -31,6 +32,18 @@ func TestCustomerReschedule(t *testing.T) {
 	a := s.slot(26*time.Hour, 2, 5000)
 	b := s.slot(50*time.Hour, 2, 5000)
 	id := s.paidBooking("o-rs", a)
+	// Every slot the refusals name exists before the snapshot, so that
+	// "nothing changed" covers each refusal.
+	dearer := s.slot(51*time.Hour, 2, 8000)
+	beyondWindow := s.slot(15*24*time.Hour, 2, 5000)
+	full := s.slot(52*time.Hour, 1, 5000)
+	s.paidBooking("o-rs-full", full)
+	closed := s.slot(53*time.Hour, 2, 5000)
+	if a := s.call("PATCH", "/admin/slots/"+itoa64(closed), testAdmin, map[string]any{"open": false}); a.Status != 200 {
+		t.Fatalf("close: %d %s", a.Status, a.Body)
+	}
+	started := s.slot(54*time.Hour, 2, 5000)
+	mysqltest.SlotStarts(t, s.store, started, time.Minute)
 
 	before := s.dbState()
 	s.wantError(s.rescheduleAs("o-rs-other", id, b), 404, booking.ENOTFOUND)
@@ -42,17 +55,8 @@ func TestCustomerReschedule(t *testing.T) {
 	s.wantError(s.call("POST", "/bookings/"+itoa64(id)+"/reschedule", s.token("o-rs"), map[string]any{"slotId": b, "x": 1}), 400, booking.EBADREQUEST)
 	s.wantError(s.call("POST", "/bookings/abc/reschedule", s.token("o-rs"), map[string]any{"slotId": b}), 400, booking.EBADREQUEST)
 	s.wantError(s.call("POST", "/bookings/"+itoa64(id)+"/reschedule", "", map[string]any{"slotId": b}), 401, booking.EUNAUTHORIZED)
-	s.wantError(s.rescheduleAs("o-rs", id, s.slot(51*time.Hour, 2, 8000)), 409, booking.EPRICEDIFFERS)
-	s.wantError(s.rescheduleAs("o-rs", id, s.slot(15*24*time.Hour, 2, 5000)), 422, booking.ESLOTNOTBOOKABLE)
-	full := s.slot(52*time.Hour, 1, 5000)
-	s.paidBooking("o-rs-full", full)
-	closed := s.slot(53*time.Hour, 2, 5000)
-	if a := s.call("PATCH", "/admin/slots/"+itoa64(closed), testAdmin, map[string]any{"open": false}); a.Status != 200 {
-		t.Fatalf("close: %d %s", a.Status, a.Body)
-	}
-	started := s.slot(54*time.Hour, 2, 5000)
-	mysqltest.SlotStarts(t, s.store, started, time.Minute)
-	before = s.dbState()
+	s.wantError(s.rescheduleAs("o-rs", id, dearer), 409, booking.EPRICEDIFFERS)
+	s.wantError(s.rescheduleAs("o-rs", id, beyondWindow), 422, booking.ESLOTNOTBOOKABLE)
 	s.wantError(s.rescheduleAs("o-rs", id, full), 409, booking.ESOLDOUT)
 	s.wantError(s.rescheduleAs("o-rs", id, closed), 422, booking.ESLOTNOTBOOKABLE)
 	s.wantError(s.rescheduleAs("o-rs", id, started), 422, booking.ESLOTNOTBOOKABLE)
@@ -136,14 +140,13 @@ func TestSalonReschedule(t *testing.T) {
 		}
 	}
 
+	ended := s.slot(30*time.Hour, 2, 5000)
+	mysqltest.SlotStarts(t, s.store, ended, 2*time.Hour)
 	before := s.dbState()
 	s.wantError(s.call("POST", "/admin/bookings/"+itoa64(id)+"/reschedule", "", map[string]any{"slotId": today}), 401, booking.EUNAUTHORIZED)
 	s.wantError(s.rescheduleBySalon(999999, today), 404, booking.ENOTFOUND)
 	s.wantError(s.rescheduleBySalon(id, 999999), 404, booking.ENOTFOUND)
 	s.wantError(s.rescheduleBySalon(id, today), 409, booking.EINVALIDSTATE)
-	ended := s.slot(30*time.Hour, 2, 5000)
-	mysqltest.SlotStarts(t, s.store, ended, 2*time.Hour)
-	before = s.dbState()
 	s.wantError(s.rescheduleBySalon(id, ended), 422, booking.ESLOTNOTBOOKABLE)
 	s.unchanged(before, "the salon's refused moves")
 
@@ -247,6 +250,47 @@ func TestIdempotencyKeyAfterAReschedule(t *testing.T) {
 	_, ans = s.reserve("o-rik", other, "Idempotency-Key", "rik-1")
 	s.wantError(ans, 409, booking.EINVALIDSTATE)
 	s.unchanged(before, "retries of a moved booking's reservation")
+}
+
+// TestIdempotencyKeyAfterAMoveAndRetention: the slot a key reserved is kept
+// in the booking itself, so a retry after a move answers the same booking
+// even once the release run's retention has deleted the reservation's audit
+// record; the key with another slot is still INVALID_STATE.
+func TestIdempotencyKeyAfterAMoveAndRetention(t *testing.T) {
+	t.Parallel()
+	s := newSystem(t)
+	a := s.slot(26*time.Hour, 2, 0)
+	b := s.slot(50*time.Hour, 2, 0)
+	other := s.slot(51*time.Hour, 2, 0)
+	id, ans := s.reserve("o-rkr", a, "Idempotency-Key", "rkr-1")
+	if id == 0 {
+		t.Fatalf("reserve: %d %s", ans.Status, ans.Body)
+	}
+	if r := s.rescheduleAs("o-rkr", id, b); r.Status != 200 {
+		t.Fatalf("reschedule: %d %s", r.Status, r.Body)
+	}
+	// The booking's audit records, as CLS accepted them longer ago than
+	// AUDIT_RETENTION_DAYS: the release run deletes them.
+	if _, err := s.store.SQL().Exec(`UPDATE t_audit SET shipped_at = UTC_TIMESTAMP(6) - INTERVAL 400 DAY WHERE book_id = ?`, id); err != nil {
+		t.Fatal(err)
+	}
+	if sum := s.relRun(context.Background()); sum.AuditDeleted < 2 {
+		t.Fatalf("release: %+v, want the reserve and reschedule records deleted", sum)
+	}
+	if ev := s.auditEvents(id); len(ev) != 0 {
+		t.Fatalf("audit records left: %v", ev)
+	}
+	before := s.dbState()
+	for _, slot := range []int64{a, b} {
+		again, ans := s.reserve("o-rkr", slot, "Idempotency-Key", "rkr-1")
+		if ans.Status != 201 || again != id || obj(t, ans.JSON["booking"])["slotId"] != float64(b) {
+			t.Fatalf("the key with slot %d after the move and retention: %d %s", slot, ans.Status, ans.Body)
+		}
+	}
+	_, ans = s.reserve("o-rkr", other, "Idempotency-Key", "rkr-1")
+	s.wantError(ans, 409, booking.EINVALIDSTATE)
+	s.unchanged(before, "retries of a moved booking's reservation after retention")
+	mysqltest.CheckInvariant(t, s.store)
 }
 
 // TestSalonMovesAWalkIn: the salon moves a booking it took at the counter to

@@ -308,11 +308,10 @@ func (db *DB) findByIdemKey(ctx context.Context, req booking.ReserveRequest) (*b
 	if b.SlotID != req.SlotID {
 		// A booking moved since (a reschedule) answers a retry of the request
 		// that made it too: the key with the slot it was reserved in, which the
-		// reserve's audit record, written in the reservation's own
-		// transaction, names.
+		// booking keeps from its first move on (first_slot_id; the audit
+		// trail's reserve record may be gone, deleted by retention).
 		var reserved int64
-		err := db.db.QueryRowContext(ctx, `SELECT COALESCE(slot_id, 0) FROM t_audit WHERE book_id = ? AND event = ? ORDER BY audit_id LIMIT 1`,
-			b.ID, booking.EventReserve).Scan(&reserved)
+		err := db.db.QueryRowContext(ctx, `SELECT COALESCE(first_slot_id, slot_id) FROM t_booking WHERE book_id = ?`, b.ID).Scan(&reserved)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return nil, err
 		}

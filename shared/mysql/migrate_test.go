@@ -1,6 +1,7 @@
 package mysql_test
 
 import (
+	"maps"
 	"testing"
 
 	"salon/shared/booking"
@@ -93,6 +94,74 @@ func TestMigrateAPopulatedV1Database(t *testing.T) {
 	// A second run is a no-op.
 	if err := db.Migrate(ctx); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestMigrateKeepsTheFirstSlotOfMovedBookings: 0017 backfills the slot a
+// booking moved before it was made in, from the first record of the booking
+// that retention has not deleted; a booking that never moved, or whose record
+// is gone, keeps NULL (slot_id, or no trace). A retry of the moved booking's
+// reservation then answers it from the booking, with its audit trail deleted.
+func TestMigrateKeepsTheFirstSlotOfMovedBookings(t *testing.T) {
+	t.Parallel()
+	dsn := mysqltest.NewDSN(t)
+	db, err := mysql.Open(dsn, mysql.Options{MaxOpenConns: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.MigrateTo(ctx, "0013_reserve_seat_last"); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		`INSERT INTO t_slot (slot_id, start_at, end_at, capacity, booked, price_fen, is_open, created_at, updated_at) VALUES
+			(1, UTC_TIMESTAMP() + INTERVAL 1 DAY, UTC_TIMESTAMP() + INTERVAL 1 DAY + INTERVAL 90 MINUTE, 3, 0, 0, 1, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6)),
+			(2, UTC_TIMESTAMP() + INTERVAL 2 DAY, UTC_TIMESTAMP() + INTERVAL 2 DAY + INTERVAL 90 MINUTE, 3, 3, 0, 1, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))`,
+		// 1 moved from slot 1 (reserved there, then two moves); 2 never moved;
+		// 3 moved, its records already deleted.
+		`INSERT INTO t_booking (book_id, slot_id, openid, status, amount_fen, out_trade_no, idem_key, lock_expire, created_at, updated_at) VALUES
+			(1, 2, 'o-a', 1, 0, 'BK000000000001', 'k1', UTC_TIMESTAMP(6), UTC_TIMESTAMP(6), UTC_TIMESTAMP(6)),
+			(2, 2, 'o-b', 1, 0, 'BK000000000002', 'k2', UTC_TIMESTAMP(6), UTC_TIMESTAMP(6), UTC_TIMESTAMP(6)),
+			(3, 2, 'o-c', 1, 0, 'BK000000000003', 'k3', UTC_TIMESTAMP(6), UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))`,
+		`INSERT INTO t_audit (book_id, slot_id, event, from_status, to_status, actor, reason, created_at) VALUES
+			(1, 1, 'reserve', NULL, 1, 'customer', '', UTC_TIMESTAMP(6)),
+			(2, 2, 'reserve', NULL, 1, 'customer', '', UTC_TIMESTAMP(6)),
+			(1, 2, 'reschedule', 1, 1, 'customer', '', UTC_TIMESTAMP(6)),
+			(1, 1, 'reschedule', 1, 1, 'admin', '', UTC_TIMESTAMP(6)),
+			(1, 2, 'reschedule', 1, 1, 'admin', '', UTC_TIMESTAMP(6))`,
+	} {
+		if _, err := db.SQL().Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := db.SQL().Query(`SELECT book_id, COALESCE(first_slot_id, 0) FROM t_booking ORDER BY book_id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[int64]int64{}
+	for rows.Next() {
+		var id, first int64
+		if err := rows.Scan(&id, &first); err != nil {
+			t.Fatal(err)
+		}
+		got[id] = first
+	}
+	rows.Close()
+	if want := map[int64]int64{1: 1, 2: 0, 3: 0}; !maps.Equal(got, want) {
+		t.Fatalf("first_slot_id after 0017: %v, want %v", got, want)
+	}
+	if _, err := db.SQL().Exec(`DELETE FROM t_audit`); err != nil {
+		t.Fatal(err)
+	}
+	b, created, err := db.Reserve(ctx, booking.ReserveRequest{OpenID: "o-a", SlotID: 1, IdemKey: "k1"})
+	if err != nil || created || b.ID != 1 || b.SlotID != 2 {
+		t.Fatalf("the key of the moved booking with its first slot: %+v created=%v %v", b, created, err)
+	}
+	if _, _, err := db.Reserve(ctx, booking.ReserveRequest{OpenID: "o-c", SlotID: 1, IdemKey: "k3"}); !booking.IsCode(err, booking.EINVALIDSTATE) {
+		t.Fatalf("the key of a booking moved with no trace left: %v, want INVALID_STATE", err)
 	}
 }
 

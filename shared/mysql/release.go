@@ -112,20 +112,26 @@ func (db *DB) DeferRefund(ctx context.Context, id int64, after time.Duration) er
 
 // DueNoShows returns up to limit confirmed bookings whose slot ended at least
 // grace ago (by the database's clock), earliest first: nobody checked them in.
-func (db *DB) DueNoShows(ctx context.Context, grace time.Duration, limit int) ([]int64, error) {
+// Each comes with the slot it was read in: the no-show is decided on that slot,
+// and a booking the salon moved to another one since is not marked.
+func (db *DB) DueNoShows(ctx context.Context, grace time.Duration, limit int) ([]booking.SeatedBooking, error) {
 	rows, err := db.db.QueryContext(ctx, `
-		SELECT b.book_id FROM t_booking b JOIN t_slot s ON s.slot_id = b.slot_id
+		SELECT b.book_id, b.slot_id FROM t_booking b JOIN t_slot s ON s.slot_id = b.slot_id
 		WHERE b.status = ? AND s.end_at <= UTC_TIMESTAMP(6) - INTERVAL ? MICROSECOND
 		ORDER BY s.end_at, b.book_id LIMIT ?`, booking.StatusConfirmed, grace.Microseconds(), limit)
 	if err != nil {
 		return nil, err
 	}
-	ids, err := scanIDs(rows)
-	out := make([]int64, len(ids))
-	for i, id := range ids {
-		out[i] = id.(int64)
+	defer rows.Close()
+	var out []booking.SeatedBooking
+	for rows.Next() {
+		var d booking.SeatedBooking
+		if err := rows.Scan(&d.BookingID, &d.SlotID); err != nil {
+			return nil, err
+		}
+		out = append(out, d)
 	}
-	return out, err
+	return out, rows.Err()
 }
 
 // scanIDs reads a column of ids (as query arguments) and closes rows.

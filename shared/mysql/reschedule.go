@@ -57,9 +57,9 @@ func rescheduleFacts(ctx context.Context, tx *sql.Tx, bookingID, toSlotID int64)
 	return f, rows.Err()
 }
 
-// runMove executes a move's plan. The booking's row first (its slot, its count
-// of the customer's moves, its check-in code cleared: the code follows the new
-// day), the audit record naming both slots, the outbox (the reminder armed
+// runMove executes a move's plan. The booking's row first (its slot, the slot
+// it was made in if this is its first move, its count of the customer's moves,
+// its check-in code cleared: the code follows the new day), the audit record naming both slots, the outbox (the reminder armed
 // again for the new time, due at once when the new start is within
 // REMIND_BEFORE; the salon's message); then, last, the two slot rows in slot_id
 // order, so two moves between the same slots, or a move and a cancel, lock them
@@ -71,9 +71,13 @@ func (db *DB) runMove(ctx context.Context, tx *sql.Tx, p *booking.ChangePlan) er
 	if m.Count {
 		count = 1
 	}
-	res, err := tx.ExecContext(ctx, `UPDATE t_booking SET slot_id = ?, reschedules = reschedules + ?,
-			checkin_day = NULL, checkin_code = NULL, updated_at = UTC_TIMESTAMP(6)
-		WHERE book_id = ? AND status = ?`, m.ToSlotID, count, p.BookingID, p.From)
+	// first_slot_id keeps the slot the booking was made in from its first move
+	// on (the plan's slot, read with the row locked): a retry of its
+	// reservation is answered from it (findByIdemKey), never from the audit
+	// trail, which retention deletes.
+	res, err := tx.ExecContext(ctx, `UPDATE t_booking SET first_slot_id = COALESCE(first_slot_id, ?), slot_id = ?,
+			reschedules = reschedules + ?, checkin_day = NULL, checkin_code = NULL, updated_at = UTC_TIMESTAMP(6)
+		WHERE book_id = ? AND status = ?`, p.SlotID, m.ToSlotID, count, p.BookingID, p.From)
 	if err != nil {
 		return err
 	}

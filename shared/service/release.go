@@ -3,7 +3,9 @@ package service
 import (
 	"context"
 	"errors"
+	"reflect"
 	"strconv"
+	"strings"
 	"time"
 
 	"salon/shared/booking"
@@ -31,6 +33,20 @@ type Summary struct {
 	// SigninsDeleted counts sign-in records deleted (failed sign-ins and the
 	// names tried), a day after they were made (booking.SignInRecordsKept).
 	SigninsDeleted int `json:"signinsDeleted"`
+}
+
+// LogAttrs is the summary as the release run's log line carries it: every
+// count under its name in the timer's answer (its JSON name), in the order of
+// the answer. Both are derived from this struct's fields and tags, so a count
+// added to the answer is in the log line too.
+func (s Summary) LogAttrs() []any {
+	v := reflect.ValueOf(s)
+	attrs := make([]any, 0, 2*v.NumField())
+	for i := range v.NumField() {
+		name, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("json"), ",")
+		attrs = append(attrs, name, v.Field(i).Interface())
+	}
+	return attrs
 }
 
 const (
@@ -207,15 +223,19 @@ func (s *Service) markNoShows(ctx context.Context, stopAt time.Time, batch int, 
 			return err
 		}
 		changed := 0
-		for _, id := range ids {
-			_, err := s.store.ChangeStatus(ctx, booking.Change{BookingID: id, From: booking.StatusConfirmed, To: booking.StatusNoShow,
-				Event: booking.EventNoShow, Actor: booking.ActorTimer, Reason: "时段结束 " + s.Policy.NoShowGrace.String() + " 后仍未签到"})
+		for _, d := range ids {
+			// Decided on the slot the booking was read in (SlotID): one the salon
+			// moved to a later slot since is not a no-show of that one.
+			_, err := s.store.ChangeStatus(ctx, booking.Change{BookingID: d.BookingID, SlotID: d.SlotID, From: booking.StatusConfirmed,
+				To: booking.StatusNoShow, Event: booking.EventNoShow, Actor: booking.ActorTimer,
+				Reason: "时段结束 " + s.Policy.NoShowGrace.String() + " 后仍未签到"})
 			switch {
 			case err == nil:
 				sum.NoShows++
 				changed++
 			case booking.IsCode(err, booking.EINVALIDSTATE):
-				// Checked in, cancelled or marked by another run meanwhile.
+				// Checked in, cancelled, marked by another run or moved to
+				// another slot meanwhile.
 			default:
 				return err
 			}

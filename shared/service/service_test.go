@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync"
 	"testing"
 	"time"
 
@@ -145,6 +146,54 @@ func TestNoShowLimitWindow(t *testing.T) {
 	mysqltest.SlotStarts(t, store, old, 91*24*time.Hour)
 	if _, err := svc.Reserve(ctx, "o-limit", next, ""); err != nil {
 		t.Fatalf("a no-show 91 days ago: %v", err)
+	}
+	mysqltest.CheckInvariant(t, store)
+}
+
+// moveAfterDueRead is the store with one interleaving of the release run and
+// the salon: right after the run read its due no-shows, and before it marks
+// them, move runs (the salon moves one of them to a later slot).
+type moveAfterDueRead struct {
+	*mysql.DB
+	move func()
+	once sync.Once
+}
+
+func (s *moveAfterDueRead) DueNoShows(ctx context.Context, grace time.Duration, limit int) ([]booking.SeatedBooking, error) {
+	due, err := s.DB.DueNoShows(ctx, grace, limit)
+	s.once.Do(s.move)
+	return due, err
+}
+
+// TestNoShowOfABookingMovedMeanwhile: the release run marks a no-show on the
+// slot it read the booking in; a booking the salon moved to a later slot since
+// stays confirmed there (the stress test's seed 2026120328 found it marked
+// no_show in a slot that had not started).
+func TestNoShowOfABookingMovedMeanwhile(t *testing.T) {
+	t.Parallel()
+	_, store := newService(t)
+	over := mysqltest.AddSlot(t, store, 26*time.Hour, 2, 0)
+	later := mysqltest.AddSlot(t, store, 50*time.Hour, 2, 0)
+	b, _, err := store.Reserve(ctx, booking.ReserveRequest{OpenID: "o-moved-noshow", SlotID: over})
+	if err != nil || b.Status != booking.StatusConfirmed {
+		t.Fatalf("reserve: %+v %v", b, err)
+	}
+	mysqltest.SlotStarts(t, store, over, 3*time.Hour) // ended 90 minutes ago, beyond NO_SHOW_GRACE
+	wrapped := &moveAfterDueRead{DB: store, move: func() {
+		if _, err := store.Reschedule(ctx, booking.Change{BookingID: b.ID, From: booking.StatusConfirmed, To: booking.StatusConfirmed,
+			Event: booking.EventReschedule, Actor: booking.ActorSalon, ToSlotID: later}); err != nil {
+			t.Errorf("the salon's move: %v", err)
+		}
+	}}
+	svc := service.New(wrapped)
+	svc.Loc, svc.Log, svc.Policy = time.FixedZone("CST", 8*3600), slog.New(slog.DiscardHandler), store.Policy
+	sum, err := svc.Release(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := store.FindBooking(ctx, b.ID)
+	if err != nil || got.Status != booking.StatusConfirmed || got.SlotID != later || sum.NoShows != 0 {
+		t.Fatalf("after the run: %+v %v, summary %+v; want confirmed in slot %d, no no-show", got, err, sum, later)
 	}
 	mysqltest.CheckInvariant(t, store)
 }

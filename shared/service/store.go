@@ -102,7 +102,7 @@ type Outbox interface {
 // Release is what the release run leases and records.
 type Release interface {
 	ClaimExpired(ctx context.Context, limit int, lease time.Duration) ([]*booking.Booking, error)
-	DueNoShows(ctx context.Context, grace time.Duration, limit int) ([]int64, error)
+	DueNoShows(ctx context.Context, grace time.Duration, limit int) ([]booking.SeatedBooking, error)
 	FindDrift(ctx context.Context) ([]booking.SlotDrift, error)
 	RecordReleaseRun(ctx context.Context, r booking.ReleaseRun) error
 	LastReleaseRun(ctx context.Context) (*booking.ReleaseRun, error)

@@ -198,7 +198,7 @@ func (s *Sim) write(w http.ResponseWriter, r *http.Request, res result, badSigna
 func (s *Sim) verifyAuthorization(r *http.Request, body []byte) error {
 	scheme, params, found := strings.Cut(r.Header.Get("Authorization"), " ")
 	if !found || scheme != "WECHATPAY2-SHA256-RSA2048" {
-		return errors.New("Authorization 不是 WECHATPAY2-SHA256-RSA2048")
+		return errors.New("请求头 Authorization 不是 WECHATPAY2-SHA256-RSA2048")
 	}
 	kv := map[string]string{}
 	for _, part := range strings.Split(params, ",") {
