@@ -167,7 +167,7 @@ func TestWordingRules(t *testing.T) {
 			{"", booking.ENOTFOUND, "没有找到，可能已被删除或编号有误"},
 			{onWalkIn, booking.ESOLDOUT, "这个时段已经满了"},
 			{onDoor, booking.ESOLDOUT, "这个时段已经约满"},
-			{onWalkIn, booking.EFORBIDDEN, "只有店主可以做这个操作"},
+			{onWalkIn, booking.EFORBIDDEN, "只有店主可以做这个操作，请店主操作"},
 			{"", "NO_SUCH_CODE", "系统出错了，请刷新看看结果，稍后再试"},
 		} {
 			if got := refusalWord(c.where, c.code); got != c.want {
