@@ -11,10 +11,10 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"salon/functions/openapi"
 	"salon/shared/apigw"
 	"salon/shared/booking"
 	"salon/shared/instance"
+	"salon/shared/openapi"
 	"salon/shared/service"
 )
 

@@ -3,6 +3,7 @@ package instance
 import (
 	"go/parser"
 	"go/token"
+	"io/fs"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -36,12 +37,7 @@ func TestLayers(t *testing.T) {
 			if strings.HasSuffix(f, "_test.go") {
 				continue
 			}
-			af, err := parser.ParseFile(token.NewFileSet(), f, nil, parser.ImportsOnly)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, imp := range af.Imports {
-				path := strings.Trim(imp.Path.Value, `"`)
+			for _, path := range importsOf(t, f) {
 				for _, b := range bad {
 					if path == b || (strings.HasSuffix(b, "/") && strings.HasPrefix(path, b)) {
 						t.Errorf("%s imports %s: that crosses a layer", f, path)
@@ -50,4 +46,49 @@ func TestLayers(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestSharedImportsNoFunction: the functions are built on shared/, so no
+// package under shared/, nor its tests, imports one of functions/ (the API's
+// document is package shared/openapi for that reason).
+func TestSharedImportsNoFunction(t *testing.T) {
+	files := 0
+	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "node_modules" || d.Name() == "testdata") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") {
+			return nil
+		}
+		files++
+		for _, imp := range importsOf(t, path) {
+			if imp == "salon/functions" || strings.HasPrefix(imp, "salon/functions/") {
+				t.Errorf("%s imports %s: shared/ is beneath the functions, never above them", path, imp)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files < 50 {
+		t.Fatalf("only %d Go files under shared/: the walk is not reading the tree", files)
+	}
+}
+
+// importsOf is the import paths of one Go file.
+func importsOf(t *testing.T, file string) []string {
+	t.Helper()
+	af, err := parser.ParseFile(token.NewFileSet(), file, nil, parser.ImportsOnly)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for _, imp := range af.Imports {
+		paths = append(paths, strings.Trim(imp.Path.Value, `"`))
+	}
+	return paths
 }
