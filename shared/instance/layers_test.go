@@ -18,7 +18,11 @@ func TestLayers(t *testing.T) {
 		"booking": {"salon/"},
 		"handler": {"salon/shared/mysql", "salon/shared/cls"},
 		// The console reaches the store only through the service, like the JSON API.
-		"handler/console": {"salon/shared/mysql", "salon/shared/cls"},
+		"handler/console": {"salon/shared/mysql", "salon/shared/cls", "salon/shared/handler/consoleauth"},
+		// The console's session knows keys, cookies and the service's answer
+		// through its own small interface, nothing of the pages or the store.
+		"handler/consoleauth": {"salon/shared/mysql", "salon/shared/cls", "salon/shared/service", "salon/shared/instance",
+			"salon/shared/handler/console", "salon/shared/config"},
 		// The service speaks to its dependencies through the interfaces it
 		// declares (service/store.go), in the domain's words: it imports none.
 		"service": {"salon/shared/handler", "salon/shared/apigw", "salon/shared/instance", "salon/shared/mysql",
