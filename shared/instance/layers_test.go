@@ -4,6 +4,7 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -99,4 +100,32 @@ func importsOf(t *testing.T, file string) []string {
 		paths = append(paths, strings.Trim(imp.Path.Value, `"`))
 	}
 	return paths
+}
+
+// maxHandlerFileLines is the most lines a file of package handler or
+// handler/console may have (tests aside).
+const maxHandlerFileLines = 500
+
+// TestHandlerFilesStaySmall: the handler is one file per function's routes
+// and the console one per page or group of pages; a file past
+// maxHandlerFileLines is two things that want a file each.
+func TestHandlerFilesStaySmall(t *testing.T) {
+	for _, dir := range []string{"../handler", "../handler/console", "../handler/consoleauth"} {
+		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+		if err != nil || len(files) == 0 {
+			t.Fatalf("%s: no files (%v)", dir, err)
+		}
+		for _, f := range files {
+			if strings.HasSuffix(f, "_test.go") {
+				continue
+			}
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := strings.Count(string(b), "\n"); n > maxHandlerFileLines {
+				t.Errorf("%s has %d lines (at most %d): split it by page, route or concern", f, n, maxHandlerFileLines)
+			}
+		}
+	}
 }
