@@ -111,7 +111,7 @@ go build -o "$bin/tools/" ./infra/cmd/scflocal ./infra/cmd/migrate ./infra/cmd/w
 names=()
 for dir in functions/*/; do
   name="$(basename "$dir")"
-  if [[ -f "functions/$name/main.go" ]]; then names+=("$name"); fi # functions/openapi is the API document, not a function
+  if [[ -f "functions/$name/main.go" ]]; then names+=("$name"); fi # functions/openapi holds the API document's TypeScript tools, not a function
 done
 [[ ${#names[@]} -gt 0 ]] || die "no functions under functions/"
 # SCF runs linux/amd64; elsewhere (a Mac) the same build could not run here, so

@@ -17,7 +17,7 @@ cd "$root"
 names=()
 for dir in functions/*/; do
   name="$(basename "$dir")"
-  if [[ -f "functions/$name/main.go" ]]; then # functions/openapi is the API document, not a function
+  if [[ -f "functions/$name/main.go" ]]; then # functions/openapi holds the API document's TypeScript tools, not a function
     names+=("$name")
   fi
 done

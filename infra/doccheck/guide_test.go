@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"salon/functions/openapi"
+	"salon/shared/openapi"
 )
 
 var (
@@ -84,7 +84,7 @@ func checkGuide(readme string, doc map[string]operation, props map[string]bool) 
 	var problems []string
 	field := func(name, where string) {
 		if !props[name] {
-			problems = append(problems, fmt.Sprintf("functions/README.md, mini-program guide: %s uses the field %q, which no schema of functions/openapi/openapi.yaml has", where, name))
+			problems = append(problems, fmt.Sprintf("functions/README.md, mini-program guide: %s uses the field %q, which no schema of shared/openapi/openapi.yaml has", where, name))
 		}
 	}
 	for _, m := range calls {
@@ -93,7 +93,7 @@ func checkGuide(readme string, doc map[string]operation, props map[string]bool) 
 			path += "{}" // the expression appended fills the last segment
 		}
 		if !guideRouteExists(doc, m[1], path) {
-			problems = append(problems, fmt.Sprintf("functions/README.md, mini-program guide: %s %s is not an operation of functions/openapi/openapi.yaml", m[1], path))
+			problems = append(problems, fmt.Sprintf("functions/README.md, mini-program guide: %s %s is not an operation of shared/openapi/openapi.yaml", m[1], path))
 		}
 		for _, k := range guideKeyRE.FindAllStringSubmatch(m[4], -1) {
 			field(k[1], m[1]+" "+m[2]+"'s body")

@@ -1,6 +1,6 @@
 package doccheck
 
-// The OpenAPI document (functions/openapi/openapi.yaml) is the contract: the
+// The OpenAPI document (shared/openapi/openapi.yaml) is the contract: the
 // tests validate every answer against it (infra/testkit's Contract). What is
 // checked here is that it lists exactly the routes the functions' routers
 // register, each under the function that serves it, and that the route tables
@@ -17,7 +17,7 @@ import (
 	"strings"
 	"testing"
 
-	"salon/functions/openapi"
+	"salon/shared/openapi"
 )
 
 // operation is what the README tables state of one operation of the document.
@@ -88,18 +88,18 @@ func checkDocumentRoutes(doc map[string]operation, code map[string]string) []str
 		switch {
 		case !ok && strings.HasPrefix(path, "/admin"):
 			console := !strings.HasPrefix(path, "/admin/") || isConsolePath(path)
-			problems = append(problems, fmt.Sprintf("%s (function %s) is registered but not in functions/openapi/openapi.yaml: add under paths: %q: %s: an operation with x-function: %s, tags: [%s], security: %s (security: [] for a public page), a unique operationId, its requestBody (a console form: requestBody: *consoleForm) and its answers (a console page: responses: *consolePage; a JSON route: each status with its schema)",
+			problems = append(problems, fmt.Sprintf("%s (function %s) is registered but not in shared/openapi/openapi.yaml: add under paths: %q: %s: an operation with x-function: %s, tags: [%s], security: %s (security: [] for a public page), a unique operationId, its requestBody (a console form: requestBody: *consoleForm) and its answers (a console page: responses: *consolePage; a JSON route: each status with its schema)",
 				r, code[r], path, strings.ToLower(method), code[r], map[bool]string{true: "console", false: "admin"}[console], map[bool]string{true: "*console", false: "*admin"}[console]))
 		case !ok:
-			problems = append(problems, fmt.Sprintf("%s (function %s) is registered but not in functions/openapi/openapi.yaml: add under paths: %q: %s: an operation with x-function: %s, its security (security: [] for a public route), its parameters, requestBody and every status it answers with its schema",
+			problems = append(problems, fmt.Sprintf("%s (function %s) is registered but not in shared/openapi/openapi.yaml: add under paths: %q: %s: an operation with x-function: %s, its security (security: [] for a public route), its parameters, requestBody and every status it answers with its schema",
 				r, code[r], path, strings.ToLower(method), code[r]))
 		case op.function != code[r]:
-			problems = append(problems, fmt.Sprintf("functions/openapi/openapi.yaml: %s has x-function %q, but %s's router registers it", r, op.function, code[r]))
+			problems = append(problems, fmt.Sprintf("shared/openapi/openapi.yaml: %s has x-function %q, but %s's router registers it", r, op.function, code[r]))
 		}
 	}
 	for _, r := range sortedKeys(doc) {
 		if _, ok := code[r]; !ok {
-			problems = append(problems, fmt.Sprintf("functions/openapi/openapi.yaml: %s is in the document, but no router registers it", r))
+			problems = append(problems, fmt.Sprintf("shared/openapi/openapi.yaml: %s is in the document, but no router registers it", r))
 		}
 	}
 	return problems
@@ -130,7 +130,7 @@ func checkRouteTable(readme string, doc map[string]operation) []string {
 	for _, r := range sortedKeys(rows) {
 		op, ok := doc[r]
 		if !ok {
-			problems = append(problems, fmt.Sprintf("functions/README.md:%d: %s is in the Routes table, but not in functions/openapi/openapi.yaml", lines[r], r))
+			problems = append(problems, fmt.Sprintf("functions/README.md:%d: %s is in the Routes table, but not in shared/openapi/openapi.yaml", lines[r], r))
 			continue
 		}
 		c := cells[r]
@@ -146,7 +146,7 @@ func checkRouteTable(readme string, doc map[string]operation) []string {
 	}
 	for _, r := range sortedKeys(doc) {
 		if _, ok := rows[r]; !ok && !doc[r].console {
-			problems = append(problems, fmt.Sprintf("functions/openapi/openapi.yaml: %s is missing from functions/README.md's Routes table", r))
+			problems = append(problems, fmt.Sprintf("shared/openapi/openapi.yaml: %s is missing from functions/README.md's Routes table", r))
 		}
 	}
 	return problems
@@ -212,7 +212,7 @@ func checkFunctionTable(readme string, doc map[string]operation) []string {
 				r := method + " " + m[2]
 				named[r] = fn
 				if op, ok := doc[r]; !ok {
-					problems = append(problems, fmt.Sprintf("functions/README.md:%d: the %s row names %s, which is not in functions/openapi/openapi.yaml", i+1, fn, r))
+					problems = append(problems, fmt.Sprintf("functions/README.md:%d: the %s row names %s, which is not in shared/openapi/openapi.yaml", i+1, fn, r))
 				} else if op.function != fn {
 					problems = append(problems, fmt.Sprintf("functions/README.md:%d: the %s row names %s, which the document gives to %s", i+1, fn, r, op.function))
 				}
@@ -224,7 +224,7 @@ func checkFunctionTable(readme string, doc map[string]operation) []string {
 	}
 	for _, r := range sortedKeys(doc) {
 		if _, ok := named[r]; !ok && !doc[r].console {
-			problems = append(problems, fmt.Sprintf("functions/openapi/openapi.yaml: %s is missing from the %s row of functions/README.md's table of functions", r, doc[r].function))
+			problems = append(problems, fmt.Sprintf("shared/openapi/openapi.yaml: %s is missing from the %s row of functions/README.md's table of functions", r, doc[r].function))
 		}
 	}
 	return problems
@@ -297,10 +297,10 @@ func TestOpenAPIChecksCatchPlantedErrors(t *testing.T) {
 		for k, v := range code {
 			withNew[k] = v
 		}
-		expect(t, checkDocumentRoutes(doc, withNew), `GET /admin/staff-list (function admin) is registered but not in functions/openapi/openapi.yaml: add under paths: "/admin/staff-list": get: an operation with x-function: admin, tags: [console]`)
+		expect(t, checkDocumentRoutes(doc, withNew), `GET /admin/staff-list (function admin) is registered but not in shared/openapi/openapi.yaml: add under paths: "/admin/staff-list": get: an operation with x-function: admin, tags: [console]`)
 	})
 	t.Run("a JSON route the document lacks", func(t *testing.T) {
-		expect(t, checkDocumentRoutes(without("GET /bookings/mine"), code), `GET /bookings/mine (function reserve) is registered but not in functions/openapi/openapi.yaml: add under paths: "/bookings/mine": get:`)
+		expect(t, checkDocumentRoutes(without("GET /bookings/mine"), code), `GET /bookings/mine (function reserve) is registered but not in shared/openapi/openapi.yaml: add under paths: "/bookings/mine": get:`)
 	})
 	t.Run("a route in the document nobody serves", func(t *testing.T) {
 		d := without("")
@@ -315,7 +315,7 @@ func TestOpenAPIChecksCatchPlantedErrors(t *testing.T) {
 	})
 	t.Run("a Routes row the document lacks", func(t *testing.T) {
 		bad := plant(t, readme, "| `GET /bookings/mine` | reserve |", "| `GET /bookings/all` | reserve |")
-		expect(t, checkRouteTable(bad, doc), "GET /bookings/all is in the Routes table, but not in functions/openapi/openapi.yaml")
+		expect(t, checkRouteTable(bad, doc), "GET /bookings/all is in the Routes table, but not in shared/openapi/openapi.yaml")
 		expect(t, checkRouteTable(bad, doc), "GET /bookings/mine is missing from functions/README.md's Routes table")
 	})
 	t.Run("a wrong success status", func(t *testing.T) {

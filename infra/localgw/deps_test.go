@@ -22,7 +22,7 @@ var benchmarkOnly = []string{
 // TestFunctionsDoNotDependOnBenchmarkModules asks the go tool for every package
 // each function binary is built from, as package.sh builds them.
 func TestFunctionsDoNotDependOnBenchmarkModules(t *testing.T) {
-	// Only the main packages are functions (functions/openapi is the API's document).
+	// Only the main packages are functions (functions/openapi holds the API document's TypeScript tools).
 	out := goTool(t, "list", "-f", `{{if eq .Name "main"}}{{.ImportPath}} {{join .Deps " "}}{{end}}`, "./functions/...")
 	functions := 0
 	for line := range strings.Lines(strings.TrimSpace(string(out))) {

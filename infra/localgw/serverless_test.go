@@ -149,7 +149,7 @@ func TestRepositoryServerlessYML(t *testing.T) {
 
 	// Every deployed function has its source, and every function's source is
 	// deployed. A function is a folder with a main.go (functions/openapi, the
-	// API's document, is not one).
+	// API document's TypeScript types and tools, is not one).
 	entries, err := os.ReadDir(filepath.Join(repoRoot, "functions"))
 	if err != nil && !os.IsNotExist(err) {
 		t.Fatal(err)

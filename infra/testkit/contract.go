@@ -19,14 +19,14 @@ import (
 	"github.com/pb33f/libopenapi-validator/errors"
 	"github.com/pb33f/libopenapi-validator/helpers"
 
-	"salon/functions/openapi"
 	"salon/infra/localgw"
 	"salon/infra/scfhost"
 	"salon/shared/apigw"
+	"salon/shared/openapi"
 )
 
 // Contract checks requests and answers against the API's OpenAPI document
-// (functions/openapi), so that an answer that drifts from what the document
+// (shared/openapi), so that an answer that drifts from what the document
 // says fails the test that saw it. The rules, for one exchange:
 //
 //   - A request the document has no operation for (a path it does not list, or a
@@ -203,7 +203,7 @@ func (c *Contract) Check(x *Exchange) []string {
 	}
 	if routeMissing(reqErrs) || servedElsewhere {
 		if x.Status != http.StatusNotFound && x.Status != http.StatusMethodNotAllowed {
-			return []string{fmt.Sprintf("%s: the document has no %s %s served by %s, yet it was answered %d (an unknown route answers 404 or 405): add it to functions/openapi/openapi.yaml",
+			return []string{fmt.Sprintf("%s: the document has no %s %s served by %s, yet it was answered %d (an unknown route answers 404 or 405): add it to shared/openapi/openapi.yaml",
 				x, method, x.Path, orAny(x.Function), x.Status)}
 		}
 		var e apigw.ErrorBody

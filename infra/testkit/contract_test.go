@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"salon/functions/openapi"
+	"salon/shared/openapi"
 )
 
 // A booking answer as GET /bookings/{id} gives it.

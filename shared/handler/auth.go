@@ -12,6 +12,7 @@ import (
 
 	"salon/shared/apigw"
 	"salon/shared/booking"
+	"salon/shared/handler/consoleauth"
 	"salon/shared/instance"
 	"salon/shared/service"
 )
@@ -107,10 +108,10 @@ func checkAdmin(r *http.Request, d *instance.Deps) (booking.Staff, error) {
 		return booking.Staff{}, booking.Errorf(booking.EFORBIDDEN, "ADMIN_TOKEN is not set: admin API disabled")
 	}
 	got := apigw.BearerToken(r)
-	if got == "" && cookieToken(r) != "" {
+	if got == "" && consoleauth.CookieToken(r) != "" {
 		return checkAPISession(r, d)
 	}
-	if !tokenMatches(got, d.Cfg.AdminToken) {
+	if !consoleauth.TokenMatches(got, d.Cfg.AdminToken) {
 		return booking.Staff{}, booking.Errorf(booking.EUNAUTHORIZED, "wrong admin token")
 	}
 	return booking.BuiltInOwner, nil

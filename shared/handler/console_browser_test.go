@@ -21,7 +21,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"salon/shared/booking"
-	"salon/shared/handler/console"
+	"salon/shared/handler/consoleauth"
 	"salon/shared/mysql/mysqltest"
 )
 
@@ -608,7 +608,7 @@ func TestConsoleBrowserSecurity(t *testing.T) {
 	}
 	c := jar.Cookies[0]
 	exp := time.Unix(int64(c.Expires), 0)
-	if c.Name != console.CookieName || !c.HTTPOnly || c.SameSite != network.CookieSameSiteStrict || c.Secure || c.Path != "/admin" ||
+	if c.Name != consoleauth.CookieName || !c.HTTPOnly || c.SameSite != network.CookieSameSiteStrict || c.Secure || c.Path != "/admin" ||
 		c.Session || time.Until(exp) < 11*time.Hour || time.Until(exp) > 12*time.Hour {
 		t.Fatalf("cookie %+v (expires %s)", c, exp)
 	}

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"salon/shared/handler/console"
+	"salon/shared/handler/consoleauth"
 
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
@@ -201,7 +201,7 @@ func (b *browser) apiStatus(s *system, method, path, body string) int {
 	}
 	session := ""
 	for _, c := range got.Cookies {
-		if c.Name == console.CookieName {
+		if c.Name == consoleauth.CookieName {
 			session = c.Name + "=" + c.Value
 		}
 	}
@@ -211,7 +211,7 @@ func (b *browser) apiStatus(s *system, method, path, body string) int {
 	headers := []string{"Cookie", session}
 	var payload any
 	if method != "GET" {
-		headers = append(headers, console.CSRFHeader, b.attr(`meta[name="csrf-token"]`, "content"))
+		headers = append(headers, consoleauth.CSRFHeader, b.attr(`meta[name="csrf-token"]`, "content"))
 		payload = json.RawMessage(body)
 	}
 	return s.call(method, "/admin/"+path, "", payload, headers...).Status

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"salon/shared/handler/console"
+	"salon/shared/handler/consoleauth"
 )
 
 // The console over plain HTTP (no browser): sign-in, the cookie's flags, the
@@ -115,7 +115,7 @@ func TestConsoleSignInAndCookie(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Name != console.CookieName || !c.HttpOnly || c.SameSite != http.SameSiteStrictMode || c.Secure ||
+	if c.Name != consoleauth.CookieName || !c.HttpOnly || c.SameSite != http.SameSiteStrictMode || c.Secure ||
 		c.MaxAge != 12*3600 || c.Path != "" || time.Until(c.Expires) > 12*time.Hour || time.Until(c.Expires) < 11*time.Hour {
 		t.Fatalf("cookie over plain local HTTP: %q", resp.Header.Get("Set-Cookie"))
 	}
@@ -130,7 +130,7 @@ func TestConsoleSignInAndCookie(t *testing.T) {
 	}
 
 	// A customer's session token is not a console session.
-	if resp := s.consoleGet("/admin/", console.CookieName+"="+s.token("oAlice")); resp.StatusCode != http.StatusSeeOther {
+	if resp := s.consoleGet("/admin/", consoleauth.CookieName+"="+s.token("oAlice")); resp.StatusCode != http.StatusSeeOther {
 		t.Fatalf("customer token as console cookie: %d", resp.StatusCode)
 	}
 }
@@ -154,13 +154,13 @@ func TestConsoleSessionOnTheJSONAPI(t *testing.T) {
 	if a := s.call("POST", path, "", nil, "Cookie", cookie); a.Status != http.StatusUnauthorized {
 		t.Fatalf("POST with the cookie, no CSRF header: %d %s", a.Status, a.Body)
 	}
-	if a := s.call("POST", path, "", nil, "Cookie", cookie, console.CSRFHeader, csrf+"x"); a.Status != http.StatusUnauthorized {
+	if a := s.call("POST", path, "", nil, "Cookie", cookie, consoleauth.CSRFHeader, csrf+"x"); a.Status != http.StatusUnauthorized {
 		t.Fatalf("POST with a wrong CSRF header: %d %s", a.Status, a.Body)
 	}
 	if got := s.status(id); got != "confirmed" {
 		t.Fatalf("refused changes changed the booking: %s", got)
 	}
-	if a := s.call("POST", path, "", nil, "Cookie", cookie, console.CSRFHeader, csrf); a.Status != http.StatusOK {
+	if a := s.call("POST", path, "", nil, "Cookie", cookie, consoleauth.CSRFHeader, csrf); a.Status != http.StatusOK {
 		t.Fatalf("POST with the session and its CSRF token: %d %s", a.Status, a.Body)
 	}
 	if got := s.status(id); got != "completed" {
@@ -231,16 +231,5 @@ func TestConsoleFunctionURLEvent(t *testing.T) {
 	})
 	if status != http.StatusOK || !strings.HasPrefix(h["Content-Type"], "text/html") || !strings.Contains(body, `data-key="last_release_run"`) {
 		t.Fatalf("Function URL health page: %d %q", status, h["Content-Type"])
-	}
-}
-
-func TestTokenMatches(t *testing.T) {
-	for _, c := range []struct {
-		got, want string
-		ok        bool
-	}{{"abc", "abc", true}, {"abd", "abc", false}, {"ab", "abc", false}, {"abcd", "abc", false}, {"", "", false}, {"", "abc", false}} {
-		if tokenMatches(c.got, c.want) != c.ok {
-			t.Errorf("TokenMatches(%q, %q) != %v", c.got, c.want, c.ok)
-		}
 	}
 }

@@ -21,7 +21,7 @@ import (
 	"salon/infra/testkit"
 	"salon/shared/booking"
 	"salon/shared/config"
-	"salon/shared/handler/console"
+	"salon/shared/handler/consoleauth"
 	"salon/shared/instance"
 	"salon/shared/mysql/mysqltest"
 	"salon/shared/session"
@@ -575,8 +575,8 @@ func TestStrictJSONNamesAndKeys(t *testing.T) {
 		{"PATCH", "/admin/slots/" + itoa64(slot), testAdmin, `{"Capacity":5}`, nil},
 		{"PATCH", "/admin/slots/" + itoa64(slot), testAdmin, `{"open":true,"open":false}`, nil},
 		// The console's session on the JSON API reads bodies the same way.
-		{"PATCH", "/admin/slots/" + itoa64(slot), "", `{"CAPACITY":5}`, []string{"Cookie", cookie, console.CSRFHeader, csrf}},
-		{"PATCH", "/admin/slots/" + itoa64(slot), "", `{"capacity":4,"capacity":5}`, []string{"Cookie", cookie, console.CSRFHeader, csrf}},
+		{"PATCH", "/admin/slots/" + itoa64(slot), "", `{"CAPACITY":5}`, []string{"Cookie", cookie, consoleauth.CSRFHeader, csrf}},
+		{"PATCH", "/admin/slots/" + itoa64(slot), "", `{"capacity":4,"capacity":5}`, []string{"Cookie", cookie, consoleauth.CSRFHeader, csrf}},
 	}
 	for _, c := range cases {
 		a := s.call(c.method, c.path, c.bearer, c.body, c.headers...)
@@ -589,7 +589,7 @@ func TestStrictJSONNamesAndKeys(t *testing.T) {
 		t.Errorf("the pending booking is %s after refused cancels", got)
 	}
 	// The same bodies with exact names, each key once, do what they say.
-	if a := s.call("PATCH", "/admin/slots/"+itoa64(slot), "", `{"capacity":5}`, "Cookie", cookie, console.CSRFHeader, csrf); a.Status != http.StatusOK {
+	if a := s.call("PATCH", "/admin/slots/"+itoa64(slot), "", `{"capacity":5}`, "Cookie", cookie, consoleauth.CSRFHeader, csrf); a.Status != http.StatusOK {
 		t.Errorf("PATCH with the exact name: %d %s", a.Status, a.Body)
 	}
 	if a := s.call("POST", "/bookings", tok, fmt.Sprintf(`{"slotId":%d}`, slot)); a.Status != http.StatusCreated {

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"salon/shared/booking"
-	"salon/shared/handler/console"
+	"salon/shared/handler/consoleauth"
 	"salon/shared/mysql/mysqltest"
 	"salon/shared/service"
 	"salon/shared/wechatpay/wxpaysim"
@@ -31,7 +31,7 @@ func TestStaffCancelsWhatHasNothingToRefund(t *testing.T) {
 	cookie, csrf := s.consoleSignInAs("小美", techPassword)
 	cancel := func(id int64) answer {
 		t.Helper()
-		return s.call("POST", "/admin/bookings/"+itoa64(id)+"/cancel", "", nil, "Cookie", cookie, console.CSRFHeader, csrf)
+		return s.call("POST", "/admin/bookings/"+itoa64(id)+"/cancel", "", nil, "Cookie", cookie, consoleauth.CSRFHeader, csrf)
 	}
 	slot := s.slot(30*time.Hour, 4, 5000)
 

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"salon/shared/handler/console"
+	"salon/shared/handler/consoleauth"
 )
 
 // The owner's staff accounts through the admin API: create, list (no hashes),
@@ -48,7 +48,7 @@ func TestAdminStaffAccounts(t *testing.T) {
 	if a := s.call("POST", "/admin/staff", "", body, "Cookie", cookie); a.Status != http.StatusUnauthorized {
 		t.Fatalf("without CSRF: %d %s", a.Status, a.Body)
 	}
-	if a := s.call("POST", "/admin/staff", "", body, "Cookie", cookie, console.CSRFHeader, csrf); a.Status != http.StatusCreated {
+	if a := s.call("POST", "/admin/staff", "", body, "Cookie", cookie, consoleauth.CSRFHeader, csrf); a.Status != http.StatusCreated {
 		t.Fatalf("console session: %d %s", a.Status, a.Body)
 	}
 

@@ -70,7 +70,8 @@ type Function struct {
 
 // CheckSettings runs, without connecting anywhere, the checks a function runs
 // on its settings when it starts: the configuration of the settings it uses
-// (config.LoadFor), the settings it requires, the WeChat Pay client's settings
+// (config.LoadFor, and MYSQL_DSN by the store's rules), the settings it
+// requires, the WeChat Pay client's settings
 // when WECHATPAY_MCHID switches it on, and the notification templates. The
 // deploy preflight (infra/cmd/deploycheck) asks it of each function's
 // environment, as serverless.yml would give it, before anything is deployed.
@@ -85,6 +86,9 @@ func CheckSettings(fn Function, getenv func(string) string) error {
 		return err
 	}
 	var errs []error
+	if err := checkDSN(cfg.MySQLDSN); err != nil && slices.Contains(fn.Settings, "MYSQL_DSN") {
+		errs = append(errs, err)
+	}
 	if getenv("WECHATPAY_MCHID") != "" && slices.Contains(fn.Settings, "WECHATPAY_MCHID") {
 		// As build: the client of a function that uses WeChat Pay.
 		pcfg, err := wechatpay.ConfigFromEnv(getenv)
@@ -214,6 +218,15 @@ func (e *Env) build() (*Deps, error) {
 	for _, w := range cfg.Warnings {
 		log.Warn("setting ignored", "function", function, "warning", w)
 	}
+	if err := checkDSN(cfg.MySQLDSN); err != nil {
+		if e.uses("MYSQL_DSN") {
+			return nil, err
+		}
+		// Same rule as config's: a bad setting stops only what uses it.
+		log.Warn("setting ignored", "function", function,
+			"warning", "MYSQL_DSN (not used by this function, left at its default): "+err.Error())
+		cfg.MySQLDSN = config.DefaultMySQLDSN
+	}
 	store, err := mysql.Open(cfg.MySQLDSN, mysql.SCFOptions)
 	if err != nil {
 		return nil, booking.Errorf(booking.EINTERNAL, "%v", err)
@@ -264,6 +277,17 @@ func (e *Env) build() (*Deps, error) {
 		d.Svc.Phones = &wxmsg.Client{BaseURL: cfg.WXAPIBase, AppID: cfg.WXAppID, AppSecret: cfg.WXAppSecret, Tokens: store}
 	}
 	return d, nil
+}
+
+// checkDSN checks MYSQL_DSN by the store's rules (mysql.Config: a
+// go-sql-driver DSN in utf8mb4). Config passes the string on as written, so
+// that the rule lives in the store alone; the error names the setting and the
+// fault, never the password, and is INTERNAL like config's.
+func checkDSN(dsn string) error {
+	if _, err := mysql.Config(dsn); err != nil {
+		return booking.Errorf(booking.EINTERNAL, "invalid setting MYSQL_DSN: %v", err)
+	}
+	return nil
 }
 
 // weChatPay builds the WeChat Pay client from its settings.

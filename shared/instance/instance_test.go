@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"salon/shared/booking"
+	"salon/shared/config"
 )
 
 // TestForChecksOnlyTheFunctionsSettings: a function bound with For is stopped
@@ -48,5 +49,57 @@ func TestForChecksOnlyTheFunctionsSettings(t *testing.T) {
 	}
 	if _, err := e.Deps(); err == nil {
 		t.Error("an Env bound to no function (the whole product) accepted bad settings")
+	}
+}
+
+// TestStoreChecksTheDSN: MYSQL_DSN is checked by the store's rules
+// (mysql.Config), config only passing it on: a function that uses the store
+// is stopped by a bad one, at start and by the deploy preflight, with an
+// INTERNAL error naming the setting and not the password; a function that
+// does not use it logs a warning and keeps the default.
+func TestStoreChecksTheDSN(t *testing.T) {
+	for _, dsn := range []string{
+		"root@tcp(127.0.0.1:3306",
+		"user:hunter2@tcp(host:3306)salon",
+		"user:hunter2@tcp(host:3306)/salon?charset=gbk",
+		"user:hunter2@tcp(host:3306)/salon?character_set_client=gbk",
+	} {
+		t.Run(dsn, func(t *testing.T) {
+			getenv := func(k string) string { return map[string]string{"MYSQL_DSN": dsn}[k] }
+			refused := func(what string, err error) {
+				t.Helper()
+				if booking.ErrorCode(err) != booking.EINTERNAL || !strings.Contains(err.Error(), "invalid setting MYSQL_DSN: ") {
+					t.Errorf("%s: %v, want INTERNAL naming MYSQL_DSN", what, err)
+				}
+				if err != nil && strings.Contains(err.Error(), "hunter2") {
+					t.Errorf("%s: the error quotes the password: %v", what, err)
+				}
+			}
+			var logs bytes.Buffer
+			e := &Env{Getenv: getenv, Log: slog.New(slog.NewJSONHandler(&logs, nil))}
+			defer e.Close()
+
+			store := Function{Name: "store", Settings: []string{"MYSQL_DSN"}}
+			_, err := e.For(store).Deps()
+			refused("a function using the store", err)
+			refused("the preflight of a function using the store", CheckSettings(store, getenv))
+			_, err = e.Deps()
+			refused("the whole product", err)
+
+			login := Function{Name: "login", Settings: []string{"SHOP_TZ"}}
+			d, err := e.For(login).Deps()
+			if err != nil {
+				t.Fatalf("a function not using the store refused: %v", err)
+			}
+			if d.Cfg.MySQLDSN != config.DefaultMySQLDSN {
+				t.Errorf("a function not using the store kept the bad DSN %q", d.Cfg.MySQLDSN)
+			}
+			if !strings.Contains(logs.String(), "MYSQL_DSN (not used by this function, left at its default)") || strings.Contains(logs.String(), "hunter2") {
+				t.Errorf("no warning naming MYSQL_DSN without its password:\n%s", logs.String())
+			}
+			if err := CheckSettings(login, getenv); err != nil {
+				t.Errorf("the preflight of a function not using the store: %v", err)
+			}
+		})
 	}
 }

@@ -37,14 +37,6 @@ var templateFiles embed.FS
 //go:embed static
 var staticFiles embed.FS
 
-const (
-	// CookieName is the console's session cookie.
-	CookieName = "salon_console"
-	// CSRFHeader carries the CSRF token of a change the JSON admin API receives
-	// with the session cookie instead of the bearer token.
-	CSRFHeader = "X-CSRF-Token"
-)
-
 // Console serves the pages. Now is the clock of "today"; nil means time.Now.
 type Console struct {
 	Now func() time.Time

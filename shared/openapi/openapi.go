@@ -1,8 +1,11 @@
 // Package openapi holds the API's OpenAPI 3.1 document, openapi.yaml beside
 // this file, which the slots function serves as JSON at GET /openapi.json and
 // the tests validate every request and answer against. It is written by hand
-// (functions/README.md says why); the package only embeds it, because go:embed
-// reaches no file outside its own folder.
+// (functions/README.md says why). The document lives here, under shared/,
+// because go:embed reaches no file outside its own folder and package handler
+// serves it: a package of shared/ imports nothing of functions/. Its TypeScript
+// types and the tools that generate and lint them stay in functions/openapi,
+// where a mini-program team looks for them.
 package openapi
 
 import (

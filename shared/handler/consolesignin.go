@@ -1,0 +1,241 @@
+package handler
+
+// The console's routes and the middleware in front of them: sign-in by name and
+// password (the built-in owner: admin and ADMIN_TOKEN), sign-out, changing
+// one's password, and every page behind the session its route asks for. The
+// session itself (cookie, signature, CSRF) is package consoleauth's; the pages
+// (package console) receive an authenticated request.
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"salon/shared/apigw"
+	"salon/shared/booking"
+	"salon/shared/handler/console"
+	"salon/shared/handler/consoleauth"
+	"salon/shared/instance"
+	"salon/shared/service"
+)
+
+// keysOf is the console's keys for one configuration: they need SESSION_SECRET.
+func keysOf(d *instance.Deps, now func() time.Time) (*consoleauth.Keys, error) {
+	if err := d.Cfg.Require("SESSION_SECRET"); err != nil {
+		return nil, err
+	}
+	return consoleauth.NewKeys(d.Cfg.SessionSecret, d.Cfg.AdminToken, now), nil
+}
+
+// checkAPISession authenticates a JSON admin API request by its session cookie
+// (consoleauth.Keys.CheckAPIRequest says how).
+func checkAPISession(r *http.Request, d *instance.Deps) (booking.Staff, error) {
+	k, err := keysOf(d, nil)
+	if err != nil {
+		return booking.Staff{}, err
+	}
+	return k.CheckAPIRequest(r, d.Svc)
+}
+
+// consoleRoutes adds the console to the admin function's router: sign-in,
+// sign-out and changing one's password here, the pages behind the
+// authentication their route asks for. A page the route marks as one action's
+// (the staff accounts) is refused with FORBIDDEN to a role that may not take
+// it; every change is allowed or refused again by the service.
+func (s *Server) consoleRoutes(rt *apigw.Router) {
+	c := &console.Console{}
+	rt.HandleFunc("GET /admin/login", s.consoleSignedOut(s.consoleLoginPage))
+	rt.HandleFunc("POST /admin/login", s.consoleSignedOut(s.consoleLogin))
+	rt.HandleFunc("POST /admin/logout", s.consoleSignedIn(true, "", s.consoleLogout))
+	rt.HandleFunc("POST /admin/password", s.consoleSignedIn(true, "", s.consolePassword))
+	for _, route := range c.Routes() {
+		switch route.Access {
+		case console.Asset:
+			rt.HandleFunc(route.Pattern, route.Asset)
+		case console.SignedIn, console.Change:
+			page := route.Page
+			rt.HandleFunc(route.Pattern, s.consoleSignedIn(route.Access == console.Change, route.Needs,
+				func(w http.ResponseWriter, q *console.Request, _ *consoleauth.Session, _ *consoleauth.Keys) {
+					page(w, q)
+				}))
+		}
+	}
+}
+
+// consoleSetup gets the dependencies and the console's keys. The console needs
+// ADMIN_TOKEN (without it the admin function is switched off) and SESSION_SECRET
+// (its sessions are signed with it). A failure is answered as the error page.
+func (s *Server) consoleSetup(w http.ResponseWriter, r *http.Request) (*instance.Deps, *consoleauth.Keys, bool) {
+	d, err := s.deps()
+	if err != nil {
+		console.Fail(w, r, nil, err)
+		return nil, nil, false
+	}
+	if d.Cfg.AdminToken == "" {
+		console.Fail(w, r, d, booking.Errorf(booking.EFORBIDDEN, "ADMIN_TOKEN is not set: console disabled"))
+		return nil, nil, false
+	}
+	k, err := keysOf(d, nil)
+	if err != nil {
+		console.Fail(w, r, d, err)
+		return nil, nil, false
+	}
+	return d, k, true
+}
+
+// consoleSignedOut serves the sign-in page and its form.
+func (s *Server) consoleSignedOut(h func(w http.ResponseWriter, q *console.Request, k *consoleauth.Keys)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		d, k, ok := s.consoleSetup(w, r)
+		if ok {
+			h(w, console.NewRequest(r, d, nil, "", nil), k)
+		}
+	}
+}
+
+// consoleSignedIn serves a page that needs a session: without one a view sends
+// the browser to sign in, and a change is refused. A change (a form post) must
+// also carry the session's CSRF token. Neither failure says more than that the
+// change was refused. needs, when set, is the action the page is for: a role
+// that may not take it gets FORBIDDEN before the page runs. The request's
+// context names the session's staff member, by whose role the service allows.
+func (s *Server) consoleSignedIn(change bool, needs booking.AdminAction, h func(w http.ResponseWriter, q *console.Request, sess *consoleauth.Session, k *consoleauth.Keys)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		d, k, ok := s.consoleSetup(w, r)
+		if !ok {
+			return
+		}
+		sess := k.SessionOf(r, d.Svc)
+		if sess == nil && !change {
+			console.Redirect(w, "login")
+			return
+		}
+		if sess == nil {
+			console.Fail(w, r, d, booking.Errorf(booking.EUNAUTHORIZED, "console change without a session"))
+			return
+		}
+		r = r.WithContext(service.WithStaff(r.Context(), sess.Staff))
+		if needs != "" {
+			if err := sess.Staff.Role.Allow(needs); err != nil {
+				console.FailPage(w, console.NewRequest(r, d, &sess.Staff, sess.CSRF(), nil), err)
+				return
+			}
+		}
+		var form url.Values
+		if change {
+			var err error
+			if form, err = console.ParseForm(r); err == nil {
+				err = sess.CheckCSRF(form.Get(consoleauth.CSRFField))
+			}
+			if err != nil {
+				console.Fail(w, r, d, err)
+				return
+			}
+		}
+		h(w, console.NewRequest(r, d, &sess.Staff, sess.CSRF(), form), sess, k)
+	}
+}
+
+func (s *Server) consoleLoginPage(w http.ResponseWriter, q *console.Request, k *consoleauth.Keys) {
+	r, d := q.HTTP(), q.Deps()
+	if k.SessionOf(r, d.Svc) != nil {
+		console.Redirect(w, "./")
+		return
+	}
+	console.RenderLogin(w, q, http.StatusOK, "", 0)
+}
+
+// consoleLogin signs in by name and password (the service checks them and
+// counts failures). A wrong password, an unknown name and a disabled account get
+// the same page and words; a locked name gets 429 with Retry-After.
+func (s *Server) consoleLogin(w http.ResponseWriter, q *console.Request, k *consoleauth.Keys) {
+	r, d := q.HTTP(), q.Deps()
+	form, err := console.ParseForm(r)
+	if err != nil {
+		console.Fail(w, r, d, err)
+		return
+	}
+	name := strings.TrimSpace(form.Get("name"))
+	st, err := d.Svc.SignIn(r.Context(), name, form.Get("password"), signInAddress(r), d.Cfg.AdminToken)
+	var locked *booking.Error
+	switch {
+	case booking.IsCode(err, booking.EUNAUTHORIZED):
+		apigw.Logger(r.Context()).Warn("console sign-in refused")
+		console.RenderLogin(w, q, http.StatusUnauthorized, name, 0)
+		return
+	case errors.As(err, &locked) && locked.Code == booking.ETOOMANYATTEMPTS:
+		apigw.Logger(r.Context()).Warn("console sign-in of a locked name")
+		w.Header().Set("Retry-After", strconv.Itoa(locked.RetryAfter))
+		console.RenderLogin(w, q, http.StatusTooManyRequests, name, locked.RetryAfter)
+		return
+	case err != nil:
+		console.Fail(w, r, d, d.Svc.Classify(err))
+		return
+	}
+	if err := k.Start(w, r, *st); err != nil {
+		console.Fail(w, r, d, err)
+		return
+	}
+	console.Redirect(w, "./")
+}
+
+// signInAddress is the client address a sign-in is counted under: the source
+// address the gateway reports (apigw puts API Gateway's requestContext.sourceIp
+// in RemoteAddr), never X-Forwarded-For or another header the client writes,
+// which a guesser would set anew on every try.
+func signInAddress(r *http.Request) string { return booking.SignInAddress(r.RemoteAddr) }
+
+// consolePassword changes the signed-in person's own password: the service
+// checks her current one (a wrong one counts as a failed sign-in of her name
+// from this address; a locked name is 429 with Retry-After), makes the change
+// only if her account is unchanged since her session began (else 401: an
+// owner's reset ended the session) and ends her sessions; this browser gets a
+// new session of the changed account, so she stays signed in here and nowhere
+// else.
+func (s *Server) consolePassword(w http.ResponseWriter, q *console.Request, _ *consoleauth.Session, k *consoleauth.Keys) {
+	r, d := q.HTTP(), q.Deps()
+	form := q.Form()
+	if form.Get("new") != form.Get("again") {
+		console.PasswordOutcome(w, "mismatch")
+		return
+	}
+	st, err := d.Svc.ChangeMyPassword(r.Context(), form.Get("current"), form.Get("new"), signInAddress(r))
+	var locked *booking.Error
+	switch {
+	case errors.As(err, &locked) && locked.Code == booking.ETOOMANYATTEMPTS:
+		apigw.Logger(r.Context()).Warn("console password change of a locked name")
+		w.Header().Set("Retry-After", strconv.Itoa(locked.RetryAfter))
+		console.FailPage(w, q, err)
+		return
+	case err != nil:
+		err = d.Svc.Classify(err)
+		if booking.IsCode(err, booking.EBADREQUEST) {
+			console.PasswordOutcome(w, "refused")
+			return
+		}
+		console.Fail(w, r, d, err)
+		return
+	}
+	if err := k.Start(w, r, *st); err != nil {
+		// The password is changed and this session ended with it: sign in again.
+		apigw.Logger(r.Context()).Error("console session after a password change", "err", err.Error())
+		console.Redirect(w, "login")
+		return
+	}
+	console.PasswordOutcome(w, "ok")
+}
+
+// consoleLogout ends the session: the browser drops the cookie, and the session
+// is recorded as ended so that a copy of the cookie is refused too.
+func (s *Server) consoleLogout(w http.ResponseWriter, q *console.Request, sess *consoleauth.Session, _ *consoleauth.Keys) {
+	r, d := q.HTTP(), q.Deps()
+	if err := d.Svc.EndConsoleSession(r.Context(), sess.ID, sess.ExpiresAt); err != nil {
+		console.Fail(w, r, d, err)
+		return
+	}
+	consoleauth.End(w, r)
+	console.Redirect(w, "login")
+}
