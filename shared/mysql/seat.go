@@ -49,8 +49,12 @@ func takeSeats(ctx context.Context, tx *sql.Tx, bookID int64, slots []int64, rul
 
 // returnSeats returns the seats booking bookID holds, in tx: booked - 1 for
 // each of its t_booking_slot rows and the rows deleted, by one CALL of
-// salon_return_seats. With slot (a move's old slot) only that slot's seat is
-// returned; 0 returns every one.
+// salon_return_seats. With slot only that slot's seat is returned, found by
+// its row's full key, so the statement locks that row and no gap beside it
+// (under REPEATABLE READ a search by book_id alone takes next-key locks, and
+// the gap after the newest booking's rows is where every new seat row goes);
+// 0 returns every seat the booking holds, for when bookings hold several
+// cells. Today every caller names the one slot.
 func returnSeats(ctx context.Context, tx *sql.Tx, bookID, slot int64) error {
 	var only any
 	if slot != 0 {

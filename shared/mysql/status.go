@@ -115,7 +115,9 @@ func (db *DB) runPlan(ctx context.Context, tx *sql.Tx, p *booking.ChangePlan) er
 
 	switch p.Seat {
 	case booking.SeatReturned:
-		if err = returnSeats(ctx, tx, p.BookingID, 0); err != nil {
+		// By the slot the plan was made for (the one the booking holds today):
+		// the full key of its seat row, so only that row is locked.
+		if err = returnSeats(ctx, tx, p.BookingID, p.SlotID); err != nil {
 			return err
 		}
 		if p.ForgetOwnPlace {
