@@ -43,7 +43,7 @@ func (s Status) String() string {
 func (s Status) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 
 // SeatHolding lists the statuses that count against their slot's capacity. The
-// slot invariant booked = count(bookings in these statuses) rests on it, and the
+// slot invariant booked = count(seat rows of bookings in these statuses) rests on it, and the
 // store's SQL is generated from this list.
 var SeatHolding = []Status{StatusPending, StatusConfirmed, StatusCompleted, StatusNoShow}
 
