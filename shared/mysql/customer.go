@@ -279,10 +279,12 @@ func (db *DB) AttachCustomers(ctx context.Context, bs []*booking.Booking) error 
 // shop), no WeChat order, no messages, the audit record walk_in by the salon.
 // The customer is walkInCustomer's; a known one books under the
 // one-unfinished-booking rule (the unique keys on active_openid and
-// active_customer: ACTIVE_BOOKING_EXISTS). The seat is taken last, by the same
-// conditional UPDATE as every reservation, with the walk-in's condition (a slot
-// under way is still open to the person sitting down now): 0 rows is SOLD_OUT
-// or SLOT_NOT_BOOKABLE and rolls everything back.
+// active_customer: ACTIVE_BOOKING_EXISTS). The booking is the state machine's
+// creation row walk_in, planned by booking.Policy.Plan. The seat is taken last,
+// by the one seat-taking function every reservation uses, under the row's rule
+// (booking.SeatIfOpenForWalkIn: a slot under way is still open to the person
+// sitting down now): no seat is SOLD_OUT or SLOT_NOT_BOOKABLE and rolls
+// everything back.
 func (db *DB) WalkIn(ctx context.Context, req booking.WalkInRequest) (*booking.Booking, error) {
 	var id int64
 	err := db.transact(ctx, nil, func(tx *sql.Tx) error {

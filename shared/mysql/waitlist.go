@@ -174,10 +174,11 @@ func (db *DB) DropStartedWaitlists(ctx context.Context) (int, error) {
 
 // offerSeats hands up to n seats of a slot, just freed inside tx by the caller,
 // to the first customers in its line who can take them (booking.Policy's
-// FirstToOffer decides, on the facts read here): each gets the new hold
-// booking.Policy.NewHold defines (pending, also for a free slot: an offer is
-// never confirmed unasked), their entry is removed, an audit record and a
-// notification are written, and the seat is taken again, all in the caller's
+// FirstToOffer decides, on the facts read here): each gets the creation row
+// waitlist_offer as booking.Policy.Plan plans it (the hold NewHold defines:
+// pending, also for a free slot, as an offer is never confirmed unasked), their
+// entry is removed, an audit record and the row's notification are written, and
+// the seat is taken again by takeSeats under the row's rule, all in the caller's
 // transaction. So a freed seat is never free to the public while someone who
 // can take it waits; those passed over keep their place. A slot that no longer
 // takes bookings (closed, started) offers nothing.
