@@ -58,6 +58,8 @@ func TestCheckerCatchesBrokenStates(t *testing.T) {
 		name, sql, want string
 	}{
 		{"oversold counter", `UPDATE t_slot SET booked = booked - 1 WHERE slot_id = (SELECT slot_id FROM t_booking WHERE book_id = ?)`, "invariant broken"},
+		{"seat row lost", `DELETE FROM t_booking_slot WHERE book_id = ?`, "invariant broken"},
+		{"seat row of a finished booking", `INSERT INTO t_booking_slot (book_id, slot_id) SELECT MAX(book_id) + 1000, MIN(slot_id) FROM t_booking WHERE book_id >= ?`, "invariant broken"},
 		{"duplicate audit record", `INSERT INTO t_audit (book_id, slot_id, event, from_status, to_status, actor, reason, created_at, shipped_at)
 			SELECT book_id, slot_id, event, from_status, to_status, actor, reason, created_at, created_at FROM t_audit WHERE book_id = ? AND event = 'confirm'`, "trail stands at"},
 		{"status changed without audit", `UPDATE t_booking SET status = 2 WHERE book_id = ?`, "audit trail ends at"},
@@ -102,7 +104,10 @@ func restore(t *testing.T, s *system, id int64) {
 	}{
 		{`UPDATE t_booking SET status = 1, refund_status = NULL, refund_fen = NULL, refund_no = NULL, transaction_id = ? WHERE book_id = ?`, []any{ord.TransactionID, id}},
 		{`DELETE FROM t_audit WHERE audit_id NOT IN (SELECT MIN(audit_id) FROM (SELECT * FROM t_audit) a GROUP BY book_id, event, from_status, to_status)`, nil},
-		{`UPDATE t_slot s SET booked = (SELECT COUNT(*) FROM t_booking b WHERE b.slot_id = s.slot_id AND b.status IN (0, 1, 2))`, nil},
+		{`DELETE bs FROM t_booking_slot bs LEFT JOIN t_booking b ON b.book_id = bs.book_id WHERE b.book_id IS NULL OR b.status NOT IN (0, 1, 2, 5)`, nil},
+		{`INSERT IGNORE INTO t_booking_slot (book_id, slot_id) SELECT book_id, slot_id FROM t_booking WHERE status IN (0, 1, 2, 5)`, nil},
+		{`UPDATE t_slot s SET booked = (SELECT COUNT(*) FROM t_booking_slot bs JOIN t_booking b ON b.book_id = bs.book_id
+			WHERE bs.slot_id = s.slot_id AND b.status IN (0, 1, 2, 5))`, nil},
 	} {
 		if _, err := db.Exec(q.sql, q.args...); err != nil {
 			t.Fatal(err)

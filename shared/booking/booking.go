@@ -50,7 +50,7 @@ type SeatedBooking struct {
 }
 
 // SeatHolding lists the statuses that count against their slot's capacity. The
-// slot invariant booked = count(bookings in these statuses) rests on it, and the
+// slot invariant booked = count(seat rows of bookings in these statuses) rests on it, and the
 // store's SQL is generated from this list.
 var SeatHolding = []Status{StatusPending, StatusConfirmed, StatusCompleted, StatusNoShow}
 
@@ -95,6 +95,42 @@ func (s *Slot) OpenForBooking(now time.Time, windowDays int) bool {
 // Bookable reports whether a customer can reserve a seat of the slot at now.
 func (s *Slot) Bookable(now time.Time, windowDays int) bool {
 	return s.OpenForBooking(now, windowDays) && s.Booked < s.Capacity
+}
+
+// SeatRule is the condition, apart from a free seat, under which a seat of a
+// slot is taken: each row of Transitions that takes a seat names one, and the
+// store's one seat-taking statement is given it (shared/mysql, salon_take_seat:
+// the values are its parameter, so they never change meaning).
+type SeatRule int
+
+const (
+	SeatNoRule           SeatRule = 0 // the row takes no seat
+	SeatIfOpenForBooking SeatRule = 1 // Slot.OpenForBooking: a customer could reserve it now
+	SeatIfOpenForWalkIn  SeatRule = 2 // Slot.OpenForWalkIn: the salon seats someone now
+	SeatIfNotEnded       SeatRule = 3 // the slot has not ended: the salon's move
+	// SeatIfFree: a free seat is all. The waitlist offer, whose caller has just
+	// read the slot open for booking under its row's lock.
+	SeatIfFree SeatRule = 4
+)
+
+// Allows reports whether a seat of slot s may be taken under rule r at now,
+// a free seat included. The store's statement spells the same (a test of the
+// store checks the two agree).
+func (r SeatRule) Allows(s Slot, now time.Time, windowDays int) bool {
+	if s.Booked >= s.Capacity {
+		return false
+	}
+	switch r {
+	case SeatIfOpenForBooking:
+		return s.OpenForBooking(now, windowDays)
+	case SeatIfOpenForWalkIn:
+		return s.OpenForWalkIn(now, windowDays)
+	case SeatIfNotEnded:
+		return s.EndAt.After(now)
+	case SeatIfFree:
+		return true
+	}
+	return false
 }
 
 // RefundStatus is the state of a refund as the customer sees it.

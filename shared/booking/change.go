@@ -101,12 +101,12 @@ type SlotView struct {
 	Waiting  int // customers in its waitlist
 }
 
-// SlotDrift is a slot whose booked counter disagrees with the bookings that hold
-// its seats: a bug, reported and never repaired silently.
+// SlotDrift is a slot whose booked counter disagrees with the seats its
+// bookings hold: a bug, reported and never repaired silently.
 type SlotDrift struct {
 	SlotID   int64
 	Booked   int
-	Holding  int // bookings in a status that holds a seat
+	Holding  int // seats of it held by bookings in a status that holds a seat
 	Capacity int
 }
 

@@ -20,10 +20,6 @@ type RescheduleFacts struct {
 // Move is the part of a ChangePlan that only a move has.
 type Move struct {
 	ToSlotID int64
-	// Bookable: the new seat is taken only while a customer could reserve the
-	// slot (open, not started, inside the window); otherwise (the salon) only
-	// while the slot has not ended. Both only with a free seat.
-	Bookable bool
 	// Count adds one to the booking's count of the customer's reschedules.
 	Count bool
 	// The reminder written for the old time is dropped, so it is due again for
@@ -106,8 +102,10 @@ func (p Policy) PlanReschedule(c Change, f RescheduleFacts) (*ChangePlan, error)
 		return nil, err
 	}
 	to := f.To
+	// The new seat is taken under the row's rule: while a customer could
+	// reserve the slot (her move), or while it has not ended (the salon's).
 	return &ChangePlan{Change: c, SlotID: f.From.ID, Notify: t.Notify, RemindBefore: p.RemindBefore, Seat: SeatMoved,
-		OfferFreedSeat: t.OffersFreedSeat,
-		Move: &Move{ToSlotID: to.ID, Bookable: c.Actor == ActorCustomer, Count: c.Actor == ActorCustomer,
+		SeatRule: t.SeatRule, OfferFreedSeat: t.OffersFreedSeat,
+		Move: &Move{ToSlotID: to.ID, Count: c.Actor == ActorCustomer,
 			RemindNow: to.StartAt.After(f.Now) && !to.StartAt.After(f.Now.Add(p.RemindBefore)), NewStart: to.StartAt}}, nil
 }

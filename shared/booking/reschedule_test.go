@@ -118,7 +118,7 @@ func TestPlanReschedule(t *testing.T) {
 		}
 		if plan.SlotID != 1 || plan.Seat != SeatMoved || !plan.OfferFreedSeat || plan.StartRefund || plan.RecordPayment ||
 			len(plan.Notify) != len(c.notify) || plan.Notify[0] != c.notify[0] || plan.RemindBefore != p.RemindBefore ||
-			plan.Move == nil || plan.Move.ToSlotID != 2 || plan.Move.Count != c.count || plan.Move.Bookable != c.count {
+			plan.Move == nil || plan.Move.ToSlotID != 2 || plan.Move.Count != c.count || (plan.SeatRule == SeatIfOpenForBooking) != c.count {
 			t.Errorf("%s: plan %+v move %+v", c.actor, plan, plan.Move)
 		}
 	}

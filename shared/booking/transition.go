@@ -51,6 +51,10 @@ type Transition struct {
 	// Notify are the messages it writes into the outbox in its transaction; a
 	// reminder only when the start is within REMIND_BEFORE.
 	Notify []NotificationKind
+	// SeatRule: for a row that takes a seat (SeatTaken, SeatRetaken,
+	// SeatMoved), the condition besides a free seat under which the store's one
+	// seat-taking statement takes it.
+	SeatRule SeatRule
 	// OffersFreedSeat: a seat it returns goes to the first in the slot's line
 	// who can take it, in the same transaction.
 	OffersFreedSeat bool
@@ -61,14 +65,14 @@ type Transition struct {
 // Transitions is the state machine. Rows of one event and one From differ in
 // their actors (the salon's cancel tells the customer, hers does not).
 var Transitions = []Transition{
-	{Event: EventReserve, From: StatusNew, To: StatusPending, Actors: []string{ActorCustomer}, Seat: SeatTaken,
+	{Event: EventReserve, From: StatusNew, To: StatusPending, Actors: []string{ActorCustomer}, Seat: SeatTaken, SeatRule: SeatIfOpenForBooking,
 		Why: "a reservation of a slot with a price: the seat is held while the customer pays"},
-	{Event: EventReserve, From: StatusNew, To: StatusConfirmed, Actors: []string{ActorCustomer}, Seat: SeatTaken,
+	{Event: EventReserve, From: StatusNew, To: StatusConfirmed, Actors: []string{ActorCustomer}, Seat: SeatTaken, SeatRule: SeatIfOpenForBooking,
 		Why: "a reservation of a free slot (priceFen 0): confirmed at once"},
-	{Event: EventWaitlistOffer, From: StatusNew, To: StatusPending, Actors: []string{ActorSystem}, Seat: SeatTaken,
+	{Event: EventWaitlistOffer, From: StatusNew, To: StatusPending, Actors: []string{ActorSystem}, Seat: SeatTaken, SeatRule: SeatIfFree,
 		Notify: []NotificationKind{NotifyWaitlist},
 		Why:    "a freed seat handed to the first in line, as a hold: never confirmed unasked, also when free"},
-	{Event: EventWalkIn, From: StatusNew, To: StatusConfirmed, Actors: []string{ActorSalon}, Seat: SeatTaken,
+	{Event: EventWalkIn, From: StatusNew, To: StatusConfirmed, Actors: []string{ActorSalon}, Seat: SeatTaken, SeatRule: SeatIfOpenForWalkIn,
 		Why: "the salon books someone at the counter or on the phone: confirmed at once, amountFen 0 (paid in the shop), no WeChat order, no messages"},
 	{Event: EventConfirm, From: StatusPending, To: StatusConfirmed, Actors: []string{ActorWeChat}, Seat: SeatKept,
 		Payment: true, Notify: []NotificationKind{NotifyConfirmed, NotifyReminder},
@@ -76,7 +80,7 @@ var Transitions = []Transition{
 	{Event: EventConfirm, From: StatusPending, To: StatusConfirmed, Actors: []string{ActorCustomer}, Seat: SeatKept,
 		Notify: []NotificationKind{NotifyReminder},
 		Why:    "the customer accepts a free waitlist offer (POST /bookings/{id}/pay)"},
-	{Event: EventLatePayment, From: StatusExpired, To: StatusConfirmed, Actors: []string{ActorWeChat}, Seat: SeatRetaken,
+	{Event: EventLatePayment, From: StatusExpired, To: StatusConfirmed, Actors: []string{ActorWeChat}, Seat: SeatRetaken, SeatRule: SeatIfOpenForBooking,
 		Payment: true, Notify: []NotificationKind{NotifyConfirmed, NotifyReminder},
 		Why: "a payment for a released hold, re-seated when the slot is bookable with a free seat and no refund was started"},
 	{Event: EventCheckIn, From: StatusConfirmed, To: StatusCompleted, Actors: []string{ActorSalon}, Seat: SeatKept,
@@ -98,10 +102,10 @@ var Transitions = []Transition{
 		OffersFreedSeat: true, Why: "the release run, after lock_expire, once WeChat proves the order unpayable"},
 	{Event: EventNoShow, From: StatusConfirmed, To: StatusNoShow, Actors: []string{ActorTimer, ActorSalon}, Seat: SeatKept,
 		Why: "nobody checked in: by the release run NO_SHOW_GRACE after the end, or by the salon after the start"},
-	{Event: EventReschedule, From: StatusConfirmed, To: StatusConfirmed, Actors: []string{ActorCustomer}, Seat: SeatMoved,
+	{Event: EventReschedule, From: StatusConfirmed, To: StatusConfirmed, Actors: []string{ActorCustomer}, Seat: SeatMoved, SeatRule: SeatIfOpenForBooking,
 		Notify: []NotificationKind{NotifyReminder}, OffersFreedSeat: true,
 		Why: "the customer moves her booking to a free seat of a slot of the same price, until cancelFreeUntil, RESCHEDULE_LIMIT times"},
-	{Event: EventReschedule, From: StatusConfirmed, To: StatusConfirmed, Actors: []string{ActorSalon}, Seat: SeatMoved,
+	{Event: EventReschedule, From: StatusConfirmed, To: StatusConfirmed, Actors: []string{ActorSalon}, Seat: SeatMoved, SeatRule: SeatIfNotEnded,
 		Notify: []NotificationKind{NotifyRescheduled, NotifyReminder}, OffersFreedSeat: true,
 		Why: "the salon moves a booking to any slot that has not ended, any time before check-in; the customer is told"},
 }
@@ -123,6 +127,16 @@ func TransitionFor(c Change) (*Transition, error) {
 type ChangeFacts struct {
 	SlotID int64
 	Paid   bool // a verified payment is recorded on it
+	// New is given for a row that creates a booking (From StatusNew): the slot
+	// and the database's clock, from which NewHold decides the new status.
+	New *NewFacts
+}
+
+// NewFacts are what the store reads for a booking it creates (reserve,
+// waitlist offer, walk-in), before anything is written.
+type NewFacts struct {
+	Slot Slot
+	Now  time.Time
 }
 
 // ChangePlan is the writes one status change needs, in the order the store runs
@@ -144,6 +158,11 @@ type ChangePlan struct {
 	Notify       []NotificationKind
 	RemindBefore time.Duration
 	Seat         SeatEffect
+	// SeatRule is the row's condition for taking a seat (SeatTaken,
+	// SeatRetaken, SeatMoved): what the store's seat-taking statement is given.
+	SeatRule SeatRule
+	// Hold is a created booking's status, deposit and hold (From StatusNew).
+	Hold *Hold
 	// ForgetOwnPlace drops the customer's own entry of this slot's line, and
 	// OfferFreedSeat hands the freed seat on: a seat given up is never handed
 	// back to the customer who gave it up.
@@ -156,13 +175,18 @@ type ChangePlan struct {
 
 // Plan is the change c, asked for a booking with facts, under policy p: the
 // writes it needs, or INVALID_STATE when the state machine has no such row.
+//
+// A row that creates a booking (From StatusNew: reserve, waitlist offer,
+// walk-in) is planned here too, from facts.New: NewHold decides the status
+// (c.To is set from it), and the row for that status, event and actor must
+// exist; the plan carries the hold, the row's messages and its seat rule.
 func (p Policy) Plan(c Change, facts ChangeFacts) (*ChangePlan, error) {
+	if c.From == StatusNew {
+		return p.planNew(c, facts)
+	}
 	t, err := TransitionFor(c)
 	if err != nil {
 		return nil, err
-	}
-	if t.From == StatusNew {
-		return nil, Errorf(EINVALIDSTATE, "%s creates a booking; it is not a status change", t.Event)
 	}
 	if t.Seat == SeatMoved || c.ToSlotID != 0 {
 		return nil, Errorf(EINVALIDSTATE, "%s moves a booking: planned by PlanReschedule", t.Event)
@@ -176,9 +200,30 @@ func (p Policy) Plan(c Change, facts ChangeFacts) (*ChangePlan, error) {
 	plan := &ChangePlan{Change: c, SlotID: facts.SlotID, RecordPayment: t.Payment,
 		StartRefund:     t.Refund == RefundIfPaid && facts.Paid,
 		UnlessRefunding: t.Seat == SeatRetaken,
-		Notify:          t.Notify, RemindBefore: p.RemindBefore, Seat: t.Seat,
+		Notify:          t.Notify, RemindBefore: p.RemindBefore, Seat: t.Seat, SeatRule: t.SeatRule,
 		ForgetOwnPlace: t.Seat == SeatReturned, OfferFreedSeat: t.OffersFreedSeat}
 	return plan, nil
+}
+
+// planNew plans a row that creates a booking (see Plan).
+func (p Policy) planNew(c Change, facts ChangeFacts) (*ChangePlan, error) {
+	if facts.New == nil {
+		return nil, Errorf(EINVALIDSTATE, "%s creates a booking: planned from the slot it is made in", c.Event)
+	}
+	if c.Payment != nil || c.ToSlotID != 0 || c.BookingID != 0 {
+		return nil, Errorf(EINVALIDSTATE, "%s creates a booking: no payment, target or booking id", c.Event)
+	}
+	hold := p.NewHold(facts.New.Slot, facts.New.Now, c.Event)
+	c.To = hold.Status
+	t, err := TransitionFor(c)
+	if err != nil {
+		return nil, err
+	}
+	if t.Seat != SeatTaken {
+		return nil, Errorf(EINVALIDSTATE, "%s %s -> %s takes no seat", c.Event, c.From, c.To)
+	}
+	return &ChangePlan{Change: c, SlotID: facts.New.Slot.ID, Notify: t.Notify, RemindBefore: p.RemindBefore,
+		Seat: SeatTaken, SeatRule: t.SeatRule, Hold: &hold}, nil
 }
 
 // Policy is the salon's rules in numbers: the settings that the rules of

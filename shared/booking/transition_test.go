@@ -184,3 +184,90 @@ func TestNewHold(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanCreations: the rows that create a booking are planned by Plan too,
+// from the slot and the clock: NewHold decides the status, the row for it must
+// exist for the event and actor, and the plan carries the row's messages and
+// seat rule; a creation by an actor the table does not name, with a payment,
+// or without the slot is INVALID_STATE.
+func TestPlanCreations(t *testing.T) {
+	now := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
+	priced := Slot{ID: 7, StartAt: now.Add(48 * time.Hour), EndAt: now.Add(49 * time.Hour), Capacity: 2, PriceFen: 5000, Open: true}
+	free := priced
+	free.PriceFen = 0
+	for _, c := range []struct {
+		name   string
+		event  string
+		actor  string
+		slot   Slot
+		to     Status
+		notify []NotificationKind
+		rule   SeatRule
+	}{
+		{"a reservation of a priced slot", EventReserve, ActorCustomer, priced, StatusPending, nil, SeatIfOpenForBooking},
+		{"a reservation of a free slot", EventReserve, ActorCustomer, free, StatusConfirmed, nil, SeatIfOpenForBooking},
+		{"an offer of a free slot", EventWaitlistOffer, ActorSystem, free, StatusPending, []NotificationKind{NotifyWaitlist}, SeatIfFree},
+		{"an offer of a priced slot", EventWaitlistOffer, ActorSystem, priced, StatusPending, []NotificationKind{NotifyWaitlist}, SeatIfFree},
+		{"a walk-in", EventWalkIn, ActorSalon, priced, StatusConfirmed, nil, SeatIfOpenForWalkIn},
+	} {
+		p, err := testPolicy.Plan(Change{Event: c.event, From: StatusNew, Actor: c.actor}, ChangeFacts{New: &NewFacts{Slot: c.slot, Now: now}})
+		if err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		hold := testPolicy.NewHold(c.slot, now, c.event)
+		if p.To != c.to || p.Hold == nil || *p.Hold != hold || p.Seat != SeatTaken || p.SeatRule != c.rule ||
+			!slices.Equal(p.Notify, c.notify) || p.SlotID != c.slot.ID || p.From != StatusNew {
+			t.Errorf("%s: plan %+v (hold %+v)", c.name, p, p.Hold)
+		}
+	}
+	payment := &Payment{TransactionID: "4200", AmountFen: 5000}
+	for name, c := range map[string]struct {
+		change Change
+		facts  ChangeFacts
+	}{
+		"a walk-in by the customer":   {Change{Event: EventWalkIn, From: StatusNew, Actor: ActorCustomer}, ChangeFacts{New: &NewFacts{Slot: priced, Now: now}}},
+		"a reservation by the salon":  {Change{Event: EventReserve, From: StatusNew, Actor: ActorSalon}, ChangeFacts{New: &NewFacts{Slot: priced, Now: now}}},
+		"an offer by the customer":    {Change{Event: EventWaitlistOffer, From: StatusNew, Actor: ActorCustomer}, ChangeFacts{New: &NewFacts{Slot: priced, Now: now}}},
+		"a cancel creating a booking": {Change{Event: EventCancel, From: StatusNew, Actor: ActorCustomer}, ChangeFacts{New: &NewFacts{Slot: priced, Now: now}}},
+		"a creation with a payment":   {Change{Event: EventReserve, From: StatusNew, Actor: ActorCustomer, Payment: payment}, ChangeFacts{New: &NewFacts{Slot: priced, Now: now}}},
+		"a creation without the slot": {Change{Event: EventReserve, From: StatusNew, Actor: ActorCustomer}, ChangeFacts{SlotID: 7}},
+	} {
+		if p, err := testPolicy.Plan(c.change, c.facts); !IsCode(err, EINVALIDSTATE) {
+			t.Errorf("%s: plan %+v, err %v; want INVALID_STATE", name, p, err)
+		}
+	}
+}
+
+// TestSeatRules: each row that takes a seat names the rule it is taken under,
+// the others none; and each rule allows exactly the slots its definition says.
+func TestSeatRules(t *testing.T) {
+	for _, tr := range Transitions {
+		takes := tr.Seat == SeatTaken || tr.Seat == SeatRetaken || tr.Seat == SeatMoved
+		if takes != (tr.SeatRule != SeatNoRule) {
+			t.Errorf("%s %s->%s by %v: seat effect %d, rule %d", tr.Event, tr.From, tr.To, tr.Actors, tr.Seat, tr.SeatRule)
+		}
+	}
+	now := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
+	at := func(start time.Duration, open bool, booked int) Slot {
+		return Slot{StartAt: now.Add(start), EndAt: now.Add(start + time.Hour), Capacity: 2, Booked: booked, Open: open}
+	}
+	for _, c := range []struct {
+		name                            string
+		slot                            Slot
+		booking, walkIn, notEnded, free bool
+	}{
+		{"ahead, open, free seat", at(time.Hour, true, 1), true, true, true, true},
+		{"ahead, full", at(time.Hour, true, 2), false, false, false, false},
+		{"ahead, closed", at(time.Hour, false, 0), false, false, true, true},
+		{"under way", at(-10*time.Minute, true, 0), false, true, true, true},
+		{"ended", at(-2*time.Hour, true, 0), false, false, false, true},
+		{"beyond the window", at(15*24*time.Hour, true, 0), false, false, true, true},
+	} {
+		for rule, want := range map[SeatRule]bool{SeatIfOpenForBooking: c.booking, SeatIfOpenForWalkIn: c.walkIn, SeatIfNotEnded: c.notEnded, SeatIfFree: c.free, SeatNoRule: false} {
+			if got := rule.Allows(c.slot, now, 14); got != want {
+				t.Errorf("%s: rule %d allows %v, want %v", c.name, rule, got, want)
+			}
+		}
+	}
+}

@@ -209,12 +209,12 @@ func (db *DB) activeExists(ctx context.Context, req booking.ReserveRequest) (*bo
 
 // reserveSQL is the whole write of a reservation, its commit and its outcome in
 // one call of the stored procedure salon_reserve (migrations/0005, as last
-// defined by 0013): two round trips per seat (the pre-read and this) instead of
+// defined by 0019): two round trips per seat (the pre-read and this) instead of
 // seven (BEGIN, four statements, COMMIT apart) or three (the writes, then COMMIT
 // on its own).
 //
-// The COMMIT runs on the server right after the seat-taking statement, so the
-// slot row's lock, which every request for the last seat queues behind, is held
+// The COMMIT runs on the server right after the seat is taken, so the slot
+// row's lock, which every request for the last seat queues behind, is held
 // only for the server's own work, never while a network round trip passes
 // between SCF and TencentDB. When the COMMIT came back in a round trip of its
 // own, every seat of a hot slot cost the lock one network round trip; infra/bench
@@ -222,30 +222,38 @@ func (db *DB) activeExists(ctx context.Context, req booking.ReserveRequest) (*bo
 // A procedure rather than a multi-statement because only a routine can decide on
 // the server (IF, an exit handler that rolls back before the error leaves), and it
 // costs the server the least: parsed once per connection, no INSERT ... SELECT
-// guards, no session variables.
+// guards, no session variables. That is why the reservation is not written by
+// takeSeats from Go: the seat would cost the lock a round trip to the COMMIT.
 //
 // Inside, the booking (its order number derived from the new id in SQL:
 // booking.OutTradeNo's format) and its audit record are written first, and the
-// seat is taken LAST, by one conditional UPDATE, with the COMMIT right after: the
-// slot row is locked for those two statements only, not for the writes (0007
-// took the seat first and held the row through three more statements; infra/bench
-// measures both forms in the same run). Reading booked and writing booked+1 in
-// two steps is what sold the last seat six times: here the database re-checks
-// the condition on the locked row, so of any number of concurrent requests
-// exactly as many succeed as there are seats. It is never retried. A request
-// that lost the race after the pre-read rolls its two rows back on the server,
-// so nothing it wrote stays; a full slot never gets this far (the pre-read). The
-// booking's unique keys are checked by its INSERT, before the seat: a customer's
-// concurrent second request fails on the first one's key. The seat is taken only
-// while the slot is bookable (bookableExpr), so a slot closed or started since
-// the pre-read gives no seat either; the answer tells the two apart (a read after
+// seat is taken LAST, by the one seat-taking procedure every other path calls
+// through takeSeats (salon_take_seat: the conditional UPDATE under the plan's
+// seat rule, the booking's t_booking_slot row), with the COMMIT right after:
+// the slot row is locked for that call only, not for the writes. Reading booked
+// and writing booked+1 in two steps is what sold the last seat six times: here
+// the database re-checks the condition on the locked row, so of any number of
+// concurrent requests exactly as many succeed as there are seats. It is never
+// retried. A request that lost the race after the pre-read rolls its two rows
+// back on the server, so nothing it wrote stays; a full slot never gets this far
+// (the pre-read). The booking's unique keys are checked by its INSERT, before
+// the seat: a customer's concurrent second request fails on the first one's
+// key. The seat is taken only while the slot is open for booking (the row's
+// rule, booking.SeatIfOpenForBooking), so a slot closed or started since the
+// pre-read gives no seat either; the answer tells the two apart (a read after
 // the commit): the new booking's id or NULL, and whether the slot is full.
-const reserveSQL = `CALL salon_reserve(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+const reserveSQL = `CALL salon_reserve(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 func (db *DB) reserveTx(ctx context.Context, req booking.ReserveRequest, slot *booking.Slot, now time.Time) (*booking.Booking, error) {
-	// The one definition of a new hold: pending with the usual hold, or, with no
-	// deposit to wait for, confirmed at once.
-	hold := db.Policy.NewHold(*slot, now, booking.EventReserve)
+	// The state machine's creation row of a reservation: the one definition of
+	// a new hold (pending with the usual hold, or, with no deposit to wait for,
+	// confirmed at once) and the seat's rule (open for booking).
+	plan, err := db.Policy.Plan(booking.Change{Event: booking.EventReserve, From: booking.StatusNew, Actor: booking.ActorCustomer},
+		booking.ChangeFacts{New: &booking.NewFacts{Slot: *slot, Now: now}})
+	if err != nil {
+		return nil, err
+	}
+	hold := *plan.Hold
 	status, lockExpire := hold.Status, hold.LockExpire
 	reason := "待付定金，座位保留中"
 	if status == booking.StatusConfirmed {
@@ -262,8 +270,8 @@ func (db *DB) reserveTx(ctx context.Context, req booking.ReserveRequest, slot *b
 	// Every error rolls back on the server (the procedure's exit handler, or the
 	// server itself when the connection is lost), so the connection goes back to
 	// the pool clean whatever happens.
-	err := db.db.QueryRowContext(ctx, reserveSQL, slot.ID, db.Policy.BookingWindowDays, req.OpenID, int64(status), hold.AmountFen, idem,
-		lockExpire, now, booking.EventReserve, booking.ActorCustomer, reason).Scan(&id, &full)
+	err = db.db.QueryRowContext(ctx, reserveSQL, slot.ID, db.Policy.BookingWindowDays, req.OpenID, int64(status), hold.AmountFen, idem,
+		lockExpire, now, plan.Event, plan.AuditActor(), reason, int(plan.SeatRule)).Scan(&id, &full)
 	if k := dupKey(err); k != "" {
 		// The customer's own concurrent request got there first.
 		return nil, booking.Errorf(booking.EACTIVEBOOKINGEXISTS, "insert: duplicate %s", k)

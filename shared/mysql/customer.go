@@ -274,19 +274,17 @@ func (db *DB) AttachCustomers(ctx context.Context, bs []*booking.Booking) error 
 	return nil
 }
 
-// errNoSeat is the walk-in's seat-taking UPDATE matching no row: the slot filled
-// up, closed or ended since the transaction's first read.
-var errNoSeat = errors.New("mysql: walk-in: no seat taken")
-
 // WalkIn takes a seat for someone at the counter or on the phone: the booking
 // booking.Policy.NewHold defines for a walk-in (confirmed, 0 fen: paid in the
 // shop), no WeChat order, no messages, the audit record walk_in by the salon.
 // The customer is walkInCustomer's; a known one books under the
 // one-unfinished-booking rule (the unique keys on active_openid and
-// active_customer: ACTIVE_BOOKING_EXISTS). The seat is taken last, by the same
-// conditional UPDATE as every reservation, with the walk-in's condition (a slot
-// under way is still open to the person sitting down now): 0 rows is SOLD_OUT
-// or SLOT_NOT_BOOKABLE and rolls everything back.
+// active_customer: ACTIVE_BOOKING_EXISTS). The booking is the state machine's
+// creation row walk_in, planned by booking.Policy.Plan. The seat is taken last,
+// by the one seat-taking function every reservation uses, under the row's rule
+// (booking.SeatIfOpenForWalkIn: a slot under way is still open to the person
+// sitting down now): no seat is SOLD_OUT or SLOT_NOT_BOOKABLE and rolls
+// everything back.
 func (db *DB) WalkIn(ctx context.Context, req booking.WalkInRequest) (*booking.Booking, error) {
 	var id int64
 	err := db.transact(ctx, nil, func(tx *sql.Tx) error {
@@ -311,7 +309,14 @@ func (db *DB) WalkIn(ctx context.Context, req booking.WalkInRequest) (*booking.B
 			return err
 		}
 
-		hold := db.Policy.NewHold(slot, now.Time, booking.EventWalkIn)
+		// The state machine's creation row of a walk-in: its hold and its seat
+		// rule (a slot under way still takes the person sitting down now).
+		plan, err := db.Policy.Plan(booking.Change{Event: booking.EventWalkIn, From: booking.StatusNew, Actor: booking.ActorSalon, By: req.By},
+			booking.ChangeFacts{New: &booking.NewFacts{Slot: slot, Now: now.Time}})
+		if err != nil {
+			return err
+		}
+		hold := *plan.Hold
 		res, err := tx.ExecContext(ctx, `INSERT INTO t_booking (slot_id, openid, customer_id, status, amount_fen, lock_expire, created_at, updated_at)
 			VALUES (?, ?, ?, ?, ?, ?, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))`,
 			slot.ID, openid, customerID, hold.Status, hold.AmountFen, hold.LockExpire)
@@ -323,22 +328,19 @@ func (db *DB) WalkIn(ctx context.Context, req booking.WalkInRequest) (*booking.B
 		if id, err = res.LastInsertId(); err != nil {
 			return err
 		}
-		if err := insertAudit(ctx, tx, booking.AuditRecord{BookingID: id, SlotID: slot.ID, Event: booking.EventWalkIn,
-			FromStatus: -1, ToStatus: int(hold.Status), Actor: req.By, Reason: "店内代约（到店或电话），到店付款"}); err != nil {
+		if err := insertAudit(ctx, tx, booking.AuditRecord{BookingID: id, SlotID: slot.ID, Event: plan.Event,
+			FromStatus: int(plan.From), ToStatus: int(hold.Status), Actor: plan.AuditActor(), Reason: "店内代约（到店或电话），到店付款"}); err != nil {
 			return err
+		}
+		for _, kind := range plan.Notify { // none today: the row writes no message
+			if err := enqueueNotification(ctx, tx, id, kind); err != nil {
+				return err
+			}
 		}
 		// Last, the seat: the slot row is locked only until the commit.
-		res, err = tx.ExecContext(ctx, `UPDATE t_slot SET booked = booked + 1 WHERE slot_id = ? AND `+walkInBookableExpr,
-			slot.ID, db.Policy.BookingWindowDays)
-		if err != nil {
-			return err
-		}
-		if n, _ := res.RowsAffected(); n != 1 {
-			return errNoSeat
-		}
-		return nil
+		return takeSeats(ctx, tx, id, []int64{slot.ID}, plan.SeatRule, db.Policy.BookingWindowDays)
 	})
-	if errors.Is(err, errNoSeat) {
+	if errors.Is(err, errSeatNotTaken) {
 		// Told apart after the rollback, by a fresh read: the transaction's own
 		// snapshot may predate the seat that went to someone else.
 		return nil, whyNotTaken(ctx, db.db, req.SlotID)

@@ -2,9 +2,13 @@ package mysql
 
 import (
 	"context"
+	"database/sql"
 	"database/sql/driver"
+	"errors"
 
 	drv "github.com/go-sql-driver/mysql"
+
+	"salon/shared/booking"
 )
 
 // The SQL spellings of domain rules, for the tests that check them against
@@ -16,6 +20,20 @@ const (
 )
 
 var SeatHoldingSQLForTest = seatHoldingSQL
+
+// TakeSeatsForTest and ReturnSeatsForTest are the one seat-taking and the one
+// seat-returning function, for the tests that hold them to the domain's rules.
+func TakeSeatsForTest(ctx context.Context, tx *sql.Tx, bookID int64, slots []int64, rule booking.SeatRule, windowDays int) (taken bool, err error) {
+	err = takeSeats(ctx, tx, bookID, slots, rule, windowDays)
+	if errors.Is(err, errSeatNotTaken) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+func ReturnSeatsForTest(ctx context.Context, tx *sql.Tx, bookID, slot int64) error {
+	return returnSeats(ctx, tx, bookID, slot)
+}
 
 // ReserveSQLForTest calls the reservation's stored procedure.
 const ReserveSQLForTest = reserveSQL

@@ -1,7 +1,9 @@
 package mysql_test
 
 import (
+	"fmt"
 	"maps"
+	"slices"
 	"testing"
 
 	"salon/shared/booking"
@@ -321,6 +323,69 @@ func TestMigrationMergesCustomersOfOnePhone(t *testing.T) {
 	}
 	if _, err := db.SQL().Exec(`INSERT INTO t_customer (name, phone, created_at, updated_at) VALUES ('x', NULL, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))`); err != nil {
 		t.Errorf("another customer without a phone: %v", err)
+	}
+	mysqltest.CheckInvariant(t, db)
+}
+
+// TestMigrationRecordsTheSeatsHeld builds the schema as 0018 left it, with a
+// booking in every status, and upgrades it: each booking that holds a seat
+// (pending, confirmed, completed, no_show) gets its one t_booking_slot row in
+// its slot, the others none, and the invariant holds on the result; a booking
+// migrated with its seat then returns it through the one seat-returning path.
+func TestMigrationRecordsTheSeatsHeld(t *testing.T) {
+	t.Parallel()
+	db, err := mysql.Open(mysqltest.NewDSN(t), mysql.Options{MaxOpenConns: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.MigrateTo(ctx, "0018_customer_search"); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		`INSERT INTO t_slot (slot_id, start_at, end_at, capacity, booked, price_fen, is_open, created_at, updated_at) VALUES
+			(1, UTC_TIMESTAMP() + INTERVAL 1 DAY, UTC_TIMESTAMP() + INTERVAL 1 DAY + INTERVAL 90 MINUTE, 5, 2, 5000, 1, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6)),
+			(2, UTC_TIMESTAMP() - INTERVAL 1 DAY, UTC_TIMESTAMP() - INTERVAL 1 DAY + INTERVAL 90 MINUTE, 5, 2, 5000, 1, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))`,
+		`INSERT INTO t_booking (book_id, slot_id, openid, status, amount_fen, lock_expire, created_at, updated_at) VALUES
+			(1, 1, 'o-0', 0, 5000, UTC_TIMESTAMP(6) + INTERVAL 10 MINUTE, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6)),
+			(2, 1, 'o-1', 1, 5000, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6), UTC_TIMESTAMP(6)),
+			(3, 2, 'o-2', 2, 5000, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6), UTC_TIMESTAMP(6)),
+			(4, 1, 'o-3', 3, 5000, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6), UTC_TIMESTAMP(6)),
+			(5, 1, 'o-4', 4, 5000, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6), UTC_TIMESTAMP(6)),
+			(6, 2, 'o-5', 5, 5000, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))`,
+	} {
+		if _, err := db.SQL().ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	rows, err := db.SQL().QueryContext(ctx, `SELECT book_id, slot_id FROM t_booking_slot ORDER BY book_id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var b, s int64
+		if err := rows.Scan(&b, &s); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, fmt.Sprintf("%d@%d", b, s))
+	}
+	rows.Close()
+	if want := []string{"1@1", "2@1", "3@2", "6@2"}; !slices.Equal(got, want) {
+		t.Errorf("seat rows %v, want %v (the bookings in status 0, 1, 2, 5)", got, want)
+	}
+	mysqltest.CheckInvariant(t, db)
+	if _, err := db.ChangeStatus(ctx, booking.Change{BookingID: 2, From: booking.StatusConfirmed, To: booking.StatusCancelled,
+		Event: booking.EventCancel, Actor: booking.ActorSalon, By: "owner"}); err != nil {
+		t.Fatal(err)
+	}
+	var booked, held int
+	db.SQL().QueryRowContext(ctx, `SELECT booked, (SELECT COUNT(*) FROM t_booking_slot WHERE book_id = 2) FROM t_slot WHERE slot_id = 1`).Scan(&booked, &held)
+	if booked != 1 || held != 0 {
+		t.Errorf("after the cancel: booked %d, %d rows of the booking; want 1 and 0", booked, held)
 	}
 	mysqltest.CheckInvariant(t, db)
 }

@@ -148,13 +148,17 @@ func scanIDs(rows *sql.Rows) ([]any, error) {
 	return ids, rows.Err()
 }
 
-// FindDrift compares every slot that has not started with the bookings that hold
-// its seats. It only reports: a drift means a bug, and repairing it silently would
-// hide the bug and could hand a paid seat to someone else.
+// FindDrift compares every slot that has not started with the seats its
+// bookings hold: booked must equal its t_booking_slot rows of bookings in a
+// status that holds a seat, and not exceed capacity. It only reports: a drift
+// means a bug, and repairing it silently would hide the bug and could hand a
+// paid seat to someone else.
 func (db *DB) FindDrift(ctx context.Context) ([]booking.SlotDrift, error) {
 	rows, err := db.db.QueryContext(ctx, `
 		SELECT s.slot_id, s.booked, s.capacity, COUNT(b.book_id)
-		FROM t_slot s LEFT JOIN t_booking b ON b.slot_id = s.slot_id AND b.status IN (`+seatHoldingSQL+`)
+		FROM t_slot s
+		LEFT JOIN t_booking_slot bs ON bs.slot_id = s.slot_id
+		LEFT JOIN t_booking b ON b.book_id = bs.book_id AND b.status IN (`+seatHoldingSQL+`)
 		WHERE s.start_at > UTC_TIMESTAMP(6)
 		GROUP BY s.slot_id, s.booked, s.capacity
 		HAVING s.booked <> COUNT(b.book_id) OR s.booked > s.capacity`)

@@ -120,33 +120,24 @@ func (db *DB) runMove(ctx context.Context, tx *sql.Tx, p *booking.ChangePlan) er
 	}
 
 	take := func() error {
-		cond := `booked < capacity AND end_at > UTC_TIMESTAMP(6)`
-		args := []any{m.ToSlotID}
-		if m.Bookable {
-			cond, args = bookableExpr, append(args, db.Policy.BookingWindowDays)
-		}
-		res, err := tx.ExecContext(ctx, `UPDATE t_slot SET booked = booked + 1 WHERE slot_id = ? AND `+cond, args...)
-		if err != nil {
+		err := takeSeats(ctx, tx, p.BookingID, []int64{m.ToSlotID}, p.SeatRule, db.Policy.BookingWindowDays)
+		if !errors.Is(err, errSeatNotTaken) {
 			return err
 		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			// A locking read: the transaction's snapshot is as old as the
-			// facts, and the seat may have been taken since.
-			var full bool
-			if err := tx.QueryRowContext(ctx, `SELECT booked >= capacity FROM t_slot WHERE slot_id = ? FOR UPDATE`, m.ToSlotID).Scan(&full); err != nil {
-				return err
-			}
-			if full {
-				return booking.Errorf(booking.ESOLDOUT, "slot %d full", m.ToSlotID)
-			}
-			return booking.Errorf(booking.ESLOTNOTBOOKABLE, "slot %d closed, started or ended meanwhile", m.ToSlotID)
+		// A locking read: the transaction's snapshot is as old as the facts,
+		// and the seat may have been taken since.
+		var full bool
+		if err := tx.QueryRowContext(ctx, `SELECT booked >= capacity FROM t_slot WHERE slot_id = ? FOR UPDATE`, m.ToSlotID).Scan(&full); err != nil {
+			return err
 		}
-		return nil
+		if full {
+			return booking.Errorf(booking.ESOLDOUT, "slot %d full", m.ToSlotID)
+		}
+		return booking.Errorf(booking.ESLOTNOTBOOKABLE, "slot %d closed, started or ended meanwhile", m.ToSlotID)
 	}
-	give := func() error {
-		_, err := tx.ExecContext(ctx, `UPDATE t_slot SET booked = booked - 1 WHERE slot_id = ?`, p.SlotID)
-		return err
-	}
+	// Only the old slot's seat: when the new one is taken first (the lower
+	// slot_id), the booking holds both for a moment.
+	give := func() error { return returnSeats(ctx, tx, p.BookingID, p.SlotID) }
 	first, second := give, take
 	if m.ToSlotID < p.SlotID {
 		first, second = take, give

@@ -16,7 +16,9 @@ const slotColumns = `slot_id, start_at, end_at, capacity, booked, price_fen, is_
 // openForBookingExpr is booking.Slot.OpenForBooking in SQL, by the database's
 // clock: open, not started, starting within the booking window (its one
 // parameter, in days). bookableExpr adds a free seat (booking.Slot.Bookable).
-// TestBookableSQLMatchesTheDomain checks both against the Go definitions.
+// Both are for reads (the listing, a slot, the pre-reads); TestStatusListsMatchTheDomain
+// checks both against the Go definitions. Seats are taken only by
+// salon_take_seat (seat.go), under a booking.SeatRule.
 const (
 	openForBookingExpr = `(is_open = 1 AND start_at > UTC_TIMESTAMP(6) AND start_at <= UTC_TIMESTAMP(6) + INTERVAL ? DAY)`
 	bookableExpr       = `(` + openForBookingExpr + ` AND booked < capacity)`
@@ -199,9 +201,7 @@ func (db *DB) findSlotView(ctx context.Context, id int64) (*booking.SlotView, er
 
 // walkInOpenExpr is booking.Slot.OpenForWalkIn in SQL, by the database's clock:
 // open, not ended (the walk-in sitting down now), starting within the booking
-// window (its one parameter, in days). walkInBookableExpr adds a free seat: the
-// condition of the walk-in's seat-taking UPDATE.
-const (
-	walkInOpenExpr     = `(is_open = 1 AND end_at > UTC_TIMESTAMP(6) AND start_at <= UTC_TIMESTAMP(6) + INTERVAL ? DAY)`
-	walkInBookableExpr = `(` + walkInOpenExpr + ` AND booked < capacity)`
-)
+// window (its one parameter, in days): the walk-in's pre-read. The seat itself
+// is taken under booking.SeatIfOpenForWalkIn by salon_take_seat, which spells
+// the same (TestTakeSeatFollowsTheSeatRules).
+const walkInOpenExpr = `(is_open = 1 AND end_at > UTC_TIMESTAMP(6) AND start_at <= UTC_TIMESTAMP(6) + INTERVAL ? DAY)`

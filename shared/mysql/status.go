@@ -115,7 +115,9 @@ func (db *DB) runPlan(ctx context.Context, tx *sql.Tx, p *booking.ChangePlan) er
 
 	switch p.Seat {
 	case booking.SeatReturned:
-		if _, err = tx.ExecContext(ctx, `UPDATE t_slot SET booked = booked - 1 WHERE slot_id = ?`, p.SlotID); err != nil {
+		// By the slot the plan was made for (the one the booking holds today):
+		// the full key of its seat row, so only that row is locked.
+		if err = returnSeats(ctx, tx, p.BookingID, p.SlotID); err != nil {
 			return err
 		}
 		if p.ForgetOwnPlace {
@@ -130,15 +132,14 @@ func (db *DB) runPlan(ctx context.Context, tx *sql.Tx, p *booking.ChangePlan) er
 			return db.offerSeats(ctx, tx, p.SlotID, 1)
 		}
 	case booking.SeatRetaken:
-		// Conditionally, as at reserve: only into a slot a customer could book
-		// right now, never into one that has started or was closed.
-		res, err := tx.ExecContext(ctx, `UPDATE t_slot SET booked = booked + 1 WHERE slot_id = ? AND `+bookableExpr, p.SlotID, db.Policy.BookingWindowDays)
-		if err != nil {
-			return err
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
+		// Conditionally, as at reserve (the row's rule): only into a slot a
+		// customer could book right now, never into one that has started or
+		// was closed.
+		err := takeSeats(ctx, tx, p.BookingID, []int64{p.SlotID}, p.SeatRule, db.Policy.BookingWindowDays)
+		if errors.Is(err, errSeatNotTaken) {
 			return whyNotTaken(ctx, tx, p.SlotID)
 		}
+		return err
 	}
 	return nil
 }

@@ -508,6 +508,26 @@ func TestFindDriftReportsAndNeverRepairs(t *testing.T) {
 	}
 }
 
+// TestFindDriftCountsTheSeatRows: the counter is compared with the seats the
+// bookings hold (t_booking_slot), not with the bookings: a booking whose seat row
+// is lost is a drift.
+func TestFindDriftCountsTheSeatRows(t *testing.T) {
+	t.Parallel()
+	db := mysqltest.New(t)
+	slot := mysqltest.AddSlot(t, db, 24*time.Hour, 5, 5000)
+	b, _, err := db.Reserve(ctx, booking.ReserveRequest{OpenID: "m", SlotID: slot})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.SQL().Exec(`DELETE FROM t_booking_slot WHERE book_id = ?`, b.ID); err != nil { // the planted bug
+		t.Fatal(err)
+	}
+	d, err := db.FindDrift(ctx)
+	if err != nil || len(d) != 1 || d[0].SlotID != slot || d[0].Booked != 1 || d[0].Holding != 0 {
+		t.Fatalf("drift %+v %v", d, err)
+	}
+}
+
 func TestCreateSlotsTwiceIsHarmless(t *testing.T) {
 	t.Parallel()
 	db := mysqltest.New(t)

@@ -1,6 +1,7 @@
 package mysql_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -83,8 +84,8 @@ func TestReserveProcedureTakesSeatsOnlyWhenBookable(t *testing.T) {
 		WHERE ROUTINE_SCHEMA = DATABASE() AND ROUTINE_NAME = 'salon_reserve'`).Scan(&body); err != nil {
 		t.Fatal(err)
 	}
-	if want := strings.ReplaceAll(mysql.BookableExprForTest, "?", "p_window_days"); !strings.Contains(body, want) {
-		t.Errorf("salon_reserve does not take the seat on %s", want)
+	if want := "CALL salon_take_seat(v_book_id, p_slot_id, p_rule, p_window_days)"; !strings.Contains(body, want) {
+		t.Errorf("salon_reserve does not take the seat by %s", want)
 	}
 
 	closed := mysqltest.AddSlot(t, db, 24*time.Hour, 3, 5000)
@@ -101,7 +102,7 @@ func TestReserveProcedureTakesSeatsOnlyWhenBookable(t *testing.T) {
 	call := func(slot int64, openid string) (id *int64, isFull bool) {
 		t.Helper()
 		if err := db.SQL().QueryRow(mysql.ReserveSQLForTest, slot, db.Policy.BookingWindowDays, openid, booking.StatusPending, 5000, nil,
-			time.Now().UTC().Add(time.Hour), time.Now().UTC(), booking.EventReserve, booking.ActorCustomer, "hold").Scan(&id, &isFull); err != nil {
+			time.Now().UTC().Add(time.Hour), time.Now().UTC(), booking.EventReserve, booking.ActorCustomer, "hold", booking.SeatIfOpenForBooking).Scan(&id, &isFull); err != nil {
 			t.Fatal(err)
 		}
 		return id, isFull
@@ -195,5 +196,99 @@ func TestUpdateSlotIsAudited(t *testing.T) {
 	db.SQL().QueryRow(`SELECT COUNT(*) FROM t_audit WHERE slot_id = ?`, slot).Scan(&n)
 	if n != 1 {
 		t.Fatalf("%d audit records, want 1", n)
+	}
+}
+
+// TestTakeSeatFollowsTheSeatRules: the one seat-taking function takes a seat
+// exactly when the domain's rule allows it (booking.SeatRule.Allows), for every
+// rule and slots open, closed, started, ended, beyond the window, full and free;
+// a seat taken records the booking's t_booking_slot row, and returning it
+// gives the seat back and deletes the row. The procedure spells the rules with
+// the store's read conditions (the parameter named).
+func TestTakeSeatFollowsTheSeatRules(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := mysqltest.New(t)
+	window := db.Policy.BookingWindowDays
+	var body string
+	if err := db.SQL().QueryRow(`SELECT ROUTINE_DEFINITION FROM information_schema.ROUTINES
+		WHERE ROUTINE_SCHEMA = DATABASE() AND ROUTINE_NAME = 'salon_take_seat'`).Scan(&body); err != nil {
+		t.Fatal(err)
+	}
+	for rule, expr := range map[int]string{1: mysql.OpenForBookingExprForTest, 2: mysql.WalkInOpenExprForTest} {
+		if want := fmt.Sprintf("WHEN %d THEN %s", rule, strings.ReplaceAll(expr, "?", "p_window_days")); !strings.Contains(body, want) {
+			t.Errorf("salon_take_seat does not spell rule %d as the store reads it: %s", rule, want)
+		}
+	}
+	starts := []time.Duration{-2 * time.Hour, -10 * time.Minute, time.Minute, 2 * time.Hour,
+		time.Duration(window)*24*time.Hour - time.Hour, time.Duration(window)*24*time.Hour + time.Hour}
+	var ids []int64
+	for _, in := range starts {
+		for _, full := range []bool{false, true} {
+			for _, open := range []bool{true, false} {
+				id := mysqltest.AddSlot(t, db, in+time.Duration(len(ids))*time.Second, 2, 5000)
+				if full {
+					if _, err := db.SQL().Exec(`UPDATE t_slot SET booked = capacity WHERE slot_id = ?`, id); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if !open {
+					if _, err := db.SQL().Exec(`UPDATE t_slot SET is_open = 0 WHERE slot_id = ?`, id); err != nil {
+						t.Fatal(err)
+					}
+				}
+				ids = append(ids, id)
+			}
+		}
+	}
+	allowed := 0
+	for _, rule := range []booking.SeatRule{booking.SeatIfOpenForBooking, booking.SeatIfOpenForWalkIn, booking.SeatIfNotEnded, booking.SeatIfFree, booking.SeatNoRule} {
+		for _, id := range ids {
+			tx, err := db.SQL().BeginTx(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var s booking.Slot
+			var now time.Time
+			if err := tx.QueryRowContext(ctx, `SELECT slot_id, start_at, end_at, capacity, booked, is_open, UTC_TIMESTAMP(6) FROM t_slot WHERE slot_id = ? FOR UPDATE`, id).
+				Scan(&s.ID, &s.StartAt, &s.EndAt, &s.Capacity, &s.Booked, &s.Open, &now); err != nil {
+				t.Fatal(err)
+			}
+			want := rule.Allows(s, now, window)
+			taken, err := mysql.TakeSeatsForTest(ctx, tx, 1000+id, []int64{id}, rule, window)
+			if rule == booking.SeatNoRule {
+				if err == nil {
+					t.Errorf("slot %d: a seat taken without a rule", id)
+				}
+				tx.Rollback()
+				continue
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if taken != want {
+				t.Errorf("rule %d, slot %d (start %s, end %s, now %s, booked %d/%d, open %v): taken %v, the domain allows %v",
+					rule, id, s.StartAt, s.EndAt, now, s.Booked, s.Capacity, s.Open, taken, want)
+			}
+			var booked, rows int
+			tx.QueryRowContext(ctx, `SELECT booked, (SELECT COUNT(*) FROM t_booking_slot WHERE book_id = ? AND slot_id = ?) FROM t_slot WHERE slot_id = ?`, 1000+id, id, id).Scan(&booked, &rows)
+			if taken && (booked != s.Booked+1 || rows != 1) || !taken && (booked != s.Booked || rows != 0) {
+				t.Errorf("rule %d, slot %d: taken %v, booked %d -> %d, %d rows of the booking", rule, id, taken, s.Booked, booked, rows)
+			}
+			if taken {
+				allowed++
+				if err := mysql.ReturnSeatsForTest(ctx, tx, 1000+id, 0); err != nil {
+					t.Fatal(err)
+				}
+				tx.QueryRowContext(ctx, `SELECT booked, (SELECT COUNT(*) FROM t_booking_slot WHERE book_id = ?) FROM t_slot WHERE slot_id = ?`, 1000+id, id).Scan(&booked, &rows)
+				if booked != s.Booked || rows != 0 {
+					t.Errorf("rule %d, slot %d: returned, booked %d (was %d), %d rows left", rule, id, booked, s.Booked, rows)
+				}
+			}
+			tx.Rollback()
+		}
+	}
+	if allowed == 0 {
+		t.Fatal("no rule allowed any slot: the grid tests nothing")
 	}
 }

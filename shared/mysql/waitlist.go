@@ -174,10 +174,11 @@ func (db *DB) DropStartedWaitlists(ctx context.Context) (int, error) {
 
 // offerSeats hands up to n seats of a slot, just freed inside tx by the caller,
 // to the first customers in its line who can take them (booking.Policy's
-// FirstToOffer decides, on the facts read here): each gets the new hold
-// booking.Policy.NewHold defines (pending, also for a free slot: an offer is
-// never confirmed unasked), their entry is removed, an audit record and a
-// notification are written, and the seat is taken again, all in the caller's
+// FirstToOffer decides, on the facts read here): each gets the creation row
+// waitlist_offer as booking.Policy.Plan plans it (the hold NewHold defines:
+// pending, also for a free slot, as an offer is never confirmed unasked), their
+// entry is removed, an audit record and the row's notification are written, and
+// the seat is taken again by takeSeats under the row's rule, all in the caller's
 // transaction. So a freed seat is never free to the public while someone who
 // can take it waits; those passed over keep their place. A slot that no longer
 // takes bookings (closed, started) offers nothing.
@@ -203,7 +204,14 @@ func (db *DB) offerSeats(ctx context.Context, tx *sql.Tx, slotID int64, n int) e
 			line, after = page, page[len(page)-1].EntryID
 			continue
 		}
-		hold := db.Policy.NewHold(slot, now, booking.EventWaitlistOffer)
+		// The state machine's creation row of an offer: its hold, its message,
+		// its seat rule (a free seat: the slot was read open above, locked).
+		plan, err := db.Policy.Plan(booking.Change{Event: booking.EventWaitlistOffer, From: booking.StatusNew, Actor: booking.ActorSystem},
+			booking.ChangeFacts{New: &booking.NewFacts{Slot: slot, Now: now}})
+		if err != nil {
+			return err
+		}
+		hold := *plan.Hold
 		res, err := tx.ExecContext(ctx, `INSERT INTO t_booking (slot_id, openid, status, amount_fen, lock_expire, created_at, updated_at)
 			VALUES (?, ?, ?, ?, ?, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))`,
 			slotID, w.OpenID, hold.Status, hold.AmountFen, hold.LockExpire)
@@ -225,19 +233,20 @@ func (db *DB) offerSeats(ctx context.Context, tx *sql.Tx, slotID int64, n int) e
 		if _, err := tx.ExecContext(ctx, `DELETE FROM t_waitlist WHERE waitlist_id = ?`, w.EntryID); err != nil {
 			return err
 		}
-		if err := insertAudit(ctx, tx, booking.AuditRecord{BookingID: id, SlotID: slotID, Event: booking.EventWaitlistOffer,
-			FromStatus: -1, ToStatus: int(hold.Status), Actor: booking.ActorSystem, Reason: "空出的座位给了候补第一位"}); err != nil {
+		if err := insertAudit(ctx, tx, booking.AuditRecord{BookingID: id, SlotID: slotID, Event: plan.Event,
+			FromStatus: int(plan.From), ToStatus: int(hold.Status), Actor: plan.AuditActor(), Reason: "空出的座位给了候补第一位"}); err != nil {
 			return err
 		}
-		if err := enqueueNotification(ctx, tx, id, booking.NotifyWaitlist); err != nil {
-			return err
+		for _, kind := range plan.Notify {
+			if err := enqueueNotification(ctx, tx, id, kind); err != nil {
+				return err
+			}
 		}
-		res, err = tx.ExecContext(ctx, `UPDATE t_slot SET booked = booked + 1 WHERE slot_id = ? AND booked < capacity`, slotID)
-		if err != nil {
-			return err
-		}
-		if k, _ := res.RowsAffected(); k != 1 {
+		err = takeSeats(ctx, tx, id, []int64{slotID}, plan.SeatRule, db.Policy.BookingWindowDays)
+		if errors.Is(err, errSeatNotTaken) {
 			return errors.New("mysql: waitlist offer found no seat on a locked slot")
+		} else if err != nil {
+			return err
 		}
 		slot.Booked++
 		n--

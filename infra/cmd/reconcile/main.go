@@ -1,6 +1,6 @@
 // Command reconcile checks, for every slot that has not started, that its booked
-// counter equals the bookings that hold one of its seats (invariant 2 in
-// shared/README.md), with the same store query the release run uses every minute. It prints each
+// counter equals the seats its bookings hold (their t_booking_slot rows, of
+// bookings in a status that holds a seat: invariant 2 in shared/README.md), with the same store query the release run uses every minute. It prints each
 // drift and exits 1 if there is any, 0 if there is none, 2 if it could not check.
 //
 //	MYSQL_DSN='user:pw@tcp(host:3306)/salon' go run ./infra/cmd/reconcile

@@ -117,7 +117,7 @@ func (t *table) write(ctx context.Context, db *sql.DB) error {
 func Load(ctx context.Context, db *sql.DB, spec Spec) (Counts, error) {
 	start := time.Now()
 	g := newGen(spec)
-	tables := []*table{g.slots, g.bookings, g.audit, g.notifications, g.waitlist, g.customers, g.runs, g.failures}
+	tables := []*table{g.slots, g.bookings, g.seats, g.audit, g.notifications, g.waitlist, g.customers, g.runs, g.failures}
 	var wg sync.WaitGroup
 	errs := make([]error, len(tables))
 	for i, t := range tables {
@@ -153,7 +153,7 @@ type gen struct {
 	spec Spec
 	rng  *rand.Rand
 
-	slots, bookings, audit, notifications, waitlist, customers, runs, failures *table
+	slots, bookings, seats, audit, notifications, waitlist, customers, runs, failures *table
 
 	slotID, bookID, auditID, notificationID int64
 	// nextActive hands each unfinished booking of the schedule ahead a
@@ -175,6 +175,7 @@ func newGen(spec Spec) *gen {
 		bookings: newTable("t_booking", "book_id", "slot_id", "openid", "customer_id", "status", "amount_fen", "out_trade_no", "idem_key",
 			"lock_expire", "transaction_id", "paid_fen", "paid_at", "refund_status", "refund_fen", "refund_no", "refund_id", "refunded_at",
 			"refund_requested_at", "refund_next_at", "created_at", "updated_at", "checkin_day", "checkin_code", "reschedules"),
+		seats: newTable("t_booking_slot", "book_id", "slot_id"),
 		audit: newTable("t_audit", "audit_id", "book_id", "slot_id", "event", "from_status", "to_status", "actor", "reason", "created_at", "shipped_at"),
 		notifications: newTable("t_notification", "notification_id", "book_id", "kind", "openid", "status", "attempts", "next_at",
 			"last_error", "created_at", "sent_at"),
@@ -357,6 +358,9 @@ func (g *gen) booking(slot int64, start time.Time, price int64, past, holds bool
 	}
 	g.bookings.rows <- []any{id, slot, openid, customer, int(status), amount, tradeNo, idem, lockExpire, txID, paidFen, paidAtV,
 		refundStatus, refundFen, refundNo, refundID, refundedAt, refundReq, refundNext, createdAt, updated, checkinDay, checkinCode, 0}
+	if status.HoldsSeat() {
+		g.seats.rows <- []any{id, slot} // the seat it holds (shared/mysql's invariant)
+	}
 
 	// The audit trail of that life, and the messages the customer got.
 	actor := booking.ActorCustomer

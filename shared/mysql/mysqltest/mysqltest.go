@@ -158,30 +158,50 @@ func SlotStarts(tb testing.TB, db *mysql.DB, slotID int64, ago time.Duration) {
 }
 
 // CheckInvariant fails the test unless, for every slot, 0 <= booked <= capacity
-// and booked equals the number of its bookings in a status that holds a seat, and
-// no customer holds two unfinished bookings. Every concurrency test ends with it.
+// and booked equals its t_booking_slot rows of bookings in a status that holds a
+// seat; the table is the seats held now (a booking holding a seat has exactly
+// one row today, of its own slot; any other booking none); and no customer
+// holds two unfinished bookings. Every concurrency test ends with it.
 func CheckInvariant(tb testing.TB, db *mysql.DB) {
 	tb.Helper()
+	holding := func() []any {
+		return []any{booking.StatusPending, booking.StatusConfirmed, booking.StatusCompleted, booking.StatusNoShow}
+	}
 	rows, err := db.SQL().Query(`
 		SELECT s.slot_id, s.booked, s.capacity,
-		       (SELECT COUNT(*) FROM t_booking b WHERE b.slot_id = s.slot_id AND b.status IN (?, ?, ?, ?))
-		FROM t_slot s`, booking.StatusPending, booking.StatusConfirmed, booking.StatusCompleted, booking.StatusNoShow)
+		       (SELECT COUNT(*) FROM t_booking_slot bs JOIN t_booking b ON b.book_id = bs.book_id
+		         WHERE bs.slot_id = s.slot_id AND b.status IN (?, ?, ?, ?))
+		FROM t_slot s`, holding()...)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var id int64
-		var booked, capacity, holding int
-		if err := rows.Scan(&id, &booked, &capacity, &holding); err != nil {
+		var booked, capacity, held int
+		if err := rows.Scan(&id, &booked, &capacity, &held); err != nil {
 			tb.Fatal(err)
 		}
-		if booked < 0 || booked > capacity || booked != holding {
-			tb.Errorf("invariant broken on slot %d: booked=%d capacity=%d bookings holding a seat=%d", id, booked, capacity, holding)
+		if booked < 0 || booked > capacity || booked != held {
+			tb.Errorf("invariant broken on slot %d: booked=%d capacity=%d seats held by bookings holding a seat=%d", id, booked, capacity, held)
 		}
 	}
 	if err := rows.Err(); err != nil {
 		tb.Fatal(err)
+	}
+	// The rows are the seats held now: none of a booking that holds no seat (or
+	// of none at all), and each booking holding a seat holds its own slot's.
+	var stray, missing int
+	if err := db.SQL().QueryRow(`SELECT COUNT(*) FROM t_booking_slot bs LEFT JOIN t_booking b ON b.book_id = bs.book_id
+		WHERE b.book_id IS NULL OR b.status NOT IN (?, ?, ?, ?) OR b.slot_id <> bs.slot_id`, holding()...).Scan(&stray); err != nil {
+		tb.Fatal(err)
+	}
+	if err := db.SQL().QueryRow(`SELECT COUNT(*) FROM t_booking b WHERE b.status IN (?, ?, ?, ?)
+		AND (SELECT COUNT(*) FROM t_booking_slot bs WHERE bs.book_id = b.book_id) <> 1`, holding()...).Scan(&missing); err != nil {
+		tb.Fatal(err)
+	}
+	if stray != 0 || missing != 0 {
+		tb.Errorf("invariant broken: %d seat rows of bookings not holding that seat, %d bookings holding a seat without exactly one row", stray, missing)
 	}
 	// By openid (mini-program customers) and by customer (also walk-ins, who
 	// have no openid).
