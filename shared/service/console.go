@@ -2,22 +2,75 @@ package service
 
 import (
 	"context"
-	"encoding/json"
 	"time"
 
 	"salon/shared/booking"
 )
 
-// The salon console's reads. The console's changes (check-in, cancel, the
-// schedule, slot changes) are the same service calls the JSON admin API makes;
-// these only read, so that the console needs no second door to the store.
+// ConsoleReads are the salon's reads (function admin and the console): the
+// day's bookings, a booking's history, customers, the audit and the health
+// page. The console's changes (check-in, cancel, the schedule, slot changes)
+// are the same use cases the JSON admin API calls; these only read, so that the
+// console needs no second door to the store.
+type ConsoleReads struct {
+	*Common
+	store   ConsoleReadsStore
+	notify  *Notifier
+	release *ReleaseRun
+}
+
+// ConsoleReadsStore is what ConsoleReads ask of the store.
+type ConsoleReadsStore interface {
+	ListSlotBookings(ctx context.Context, from, to time.Time) ([]*booking.Booking, error)
+	AttachCustomers(ctx context.Context, bs []*booking.Booking) error
+	CustomerHistory(ctx context.Context, id int64, limit int) (*booking.Customer, []*booking.Booking, error)
+	SearchBookings(ctx context.Context, s booking.CustomerSearch, limit int) ([]*booking.Booking, error)
+	FindBooking(ctx context.Context, id int64) (*booking.Booking, error)
+	BookingAudit(ctx context.Context, bookingID int64) ([]booking.AuditRecord, error)
+	FindSlot(ctx context.Context, id int64) (*booking.Slot, error)
+	AuditOfBookings(ctx context.Context, bookingIDs []int64) ([]booking.AuditRecord, error)
+	ListAudit(ctx context.Context, from, to time.Time, event string, limit int) ([]booking.AuditRecord, error)
+	AuditEvents(ctx context.Context, from, to time.Time) ([]string, error)
+	LastReleaseRun(ctx context.Context) (*booking.ReleaseRun, error)
+	UnshippedAuditBacklog(ctx context.Context) (int, *time.Time, error)
+	CountRefunds(ctx context.Context, states ...booking.RefundStatus) (map[booking.RefundStatus]int, error)
+	ListRefunds(ctx context.Context, limit int, states ...booking.RefundStatus) ([]*booking.Booking, error)
+	FindDrift(ctx context.Context) ([]booking.SlotDrift, error)
+	CountRetryingNotifications(ctx context.Context) (int, error)
+	NotificationCounts(ctx context.Context, since time.Time, statuses ...booking.NotificationStatus) (map[booking.NotificationStatus]int, error)
+}
+
+// DayBookings returns the bookings of the slots starting in [from, to), for the
+// salon's day view.
+func (s *ConsoleReads) DayBookings(ctx context.Context, from, to time.Time) ([]*booking.Booking, error) {
+	return s.store.ListSlotBookings(ctx, from, to)
+}
+
+// WithCustomers fills in the customer of each booking for the salon's views:
+// name, phone, visits, no-shows in 90 days, the salon's note.
+func (s *ConsoleReads) WithCustomers(ctx context.Context, bs ...*booking.Booking) error {
+	return s.store.AttachCustomers(ctx, bs)
+}
+
+// CustomerHistory returns a customer, as the salon sees her, with her bookings,
+// newest first, at most limit.
+func (s *ConsoleReads) CustomerHistory(ctx context.Context, id int64, limit int) (*booking.Customer, []*booking.Booking, error) {
+	return s.store.CustomerHistory(ctx, id, limit)
+}
+
+// SearchBookings returns, for the salon, the bookings of the customers a
+// search names (a phone number in full or its last four digits, the start of a
+// name), newest first, at most limit, each with its customer.
+func (s *ConsoleReads) SearchBookings(ctx context.Context, q booking.CustomerSearch, limit int) ([]*booking.Booking, error) {
+	return s.store.SearchBookings(ctx, q, limit)
+}
 
 // healthListLimit bounds the refunds the health page lists by number.
 const healthListLimit = 20
 
 // BookingWithHistory returns one booking, for the salon, with its whole audit
 // trail, oldest first.
-func (s *Service) BookingWithHistory(ctx context.Context, id int64) (*booking.Booking, []booking.AuditRecord, error) {
+func (s *ConsoleReads) BookingWithHistory(ctx context.Context, id int64) (*booking.Booking, []booking.AuditRecord, error) {
 	b, err := s.store.FindBooking(ctx, id)
 	if err != nil {
 		return nil, nil, err
@@ -31,7 +84,7 @@ func (s *Service) BookingWithHistory(ctx context.Context, id int64) (*booking.Bo
 
 // SlotStarts returns when each of these slots starts, for naming them by
 // their times; a slot that is gone is left out. Each is read by its key, once.
-func (s *Service) SlotStarts(ctx context.Context, ids []int64) (map[int64]time.Time, error) {
+func (s *ConsoleReads) SlotStarts(ctx context.Context, ids []int64) (map[int64]time.Time, error) {
 	starts := map[int64]time.Time{}
 	for _, id := range ids {
 		if _, done := starts[id]; done || id <= 0 {
@@ -53,7 +106,7 @@ func (s *Service) SlotStarts(ctx context.Context, ids []int64) (map[int64]time.T
 // changed (an account or the built-in owner: booking.IsPersonActor), the audit
 // record of her latest change: who checked her in, took the walk-in, moved or
 // cancelled it. A day's list shows it.
-func (s *Service) LastPersonChanges(ctx context.Context, bs []*booking.Booking) (map[int64]booking.AuditRecord, error) {
+func (s *ConsoleReads) LastPersonChanges(ctx context.Context, bs []*booking.Booking) (map[int64]booking.AuditRecord, error) {
 	ids := make([]int64, len(bs))
 	for i, b := range bs {
 		ids[i] = b.ID
@@ -74,7 +127,7 @@ func (s *Service) LastPersonChanges(ctx context.Context, bs []*booking.Booking) 
 // AuditTrail returns the audit records written in [from, to), newest first, at
 // most limit; event "" means all of them. It also answers which events occur in
 // that period, for the filter.
-func (s *Service) AuditTrail(ctx context.Context, from, to time.Time, event string, limit int) ([]booking.AuditRecord, []string, error) {
+func (s *ConsoleReads) AuditTrail(ctx context.Context, from, to time.Time, event string, limit int) ([]booking.AuditRecord, []string, error) {
 	recs, err := s.store.ListAudit(ctx, from, to, event, limit)
 	if err != nil {
 		return nil, nil, err
@@ -108,10 +161,10 @@ type Health struct {
 
 // Health gathers the health page. Reconciliation runs live, so the page shows
 // the counters as they are now, not as the last release run found them.
-func (s *Service) Health(ctx context.Context) (*Health, error) {
-	h := &Health{CLSConfigured: s.Shipper != nil}
+func (s *ConsoleReads) Health(ctx context.Context) (*Health, error) {
+	h := &Health{CLSConfigured: s.release.Shipper != nil}
 	var err error
-	if h.Now, err = s.store.Now(ctx); err != nil {
+	if h.Now, err = s.Now(ctx); err != nil {
 		return nil, err
 	}
 	if h.LastRun, err = s.store.LastReleaseRun(ctx); err != nil {
@@ -145,32 +198,6 @@ func (s *Service) Health(ctx context.Context) (*Health, error) {
 		return nil, err
 	}
 	h.NotificationsFailed, h.NotificationsRefused = nc[booking.NotificationFailed], nc[booking.NotificationRefused]
-	h.MessagesConfigured = s.Messages != nil
+	h.MessagesConfigured = s.notify.Messages != nil
 	return h, nil
-}
-
-// recordRun writes the release run's summary for the console. It runs after the
-// run, outside its (possibly spent) budget, and a failure to record is only
-// logged: the run's work is done either way.
-func (s *Service) recordRun(ctx context.Context, started time.Time, sum Summary, runErr error) {
-	body, err := json.Marshal(sum)
-	if err != nil {
-		s.logger(ctx).Error("release run summary", "err", err.Error())
-		return
-	}
-	r := booking.ReleaseRun{StartedAt: started, FinishedAt: time.Now(), Summary: string(body)}
-	if runErr != nil {
-		r.Error = runErr.Error()
-	}
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
-	defer cancel()
-	if err := s.store.RecordReleaseRun(rctx, r); err != nil {
-		s.logger(ctx).Warn("recording the release run for the console failed", "err", err.Error())
-	}
-}
-
-// EndConsoleSession records a console sign-out, so the session's cookie is
-// refused from now on even where a copy of it survives.
-func (s *Service) EndConsoleSession(ctx context.Context, sessionID string, expiresAt time.Time) error {
-	return s.store.EndConsoleSession(ctx, sessionID, expiresAt)
 }

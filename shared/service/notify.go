@@ -8,6 +8,23 @@ import (
 	"salon/shared/booking"
 )
 
+// Notifier sends the outbox's notifications: a few right after a change
+// (notifyNow), the rest in the release run.
+type Notifier struct {
+	*Common
+	store NotifierStore
+	// Messages sends customer notifications; nil (WX_APPID unset) leaves them
+	// waiting in the outbox.
+	Messages Messenger
+}
+
+// NotifierStore is what the Notifier asks of the store.
+type NotifierStore interface {
+	ClaimDueNotifications(ctx context.Context, lease time.Duration, limit int) ([]booking.Notification, time.Time, error)
+	FinishNotification(ctx context.Context, id int64, status booking.NotificationStatus, lastError string) error
+	RetryNotification(ctx context.Context, id int64, after time.Duration, lastError string) error
+}
+
 // Messenger sends one notification to its customer (WeChat subscribe messages,
 // wired in package instance). It answers booking.ErrNoSubscription when WeChat says
 // the customer has no subscription, booking.ErrNotificationOff when the kind has
@@ -29,7 +46,7 @@ const (
 // notifyNow sends a few due notifications right after a change, within a short
 // budget. It never fails the change: errors stay in the outbox for the release
 // run.
-func (s *Service) notifyNow(ctx context.Context) {
+func (s *Notifier) notifyNow(ctx context.Context) {
 	if s.Messages == nil {
 		return
 	}
@@ -51,7 +68,7 @@ const StaleNotification = "no longer true"
 // recorded and never retried; errors no retry can mend are failed at once;
 // other failures back off (1, 2, 4 ... 60 minutes) and give up 24 hours after
 // the notification was written. It reports how many were sent.
-func (s *Service) sendNotifications(ctx context.Context, stopAt time.Time, limit int) int {
+func (s *Notifier) sendNotifications(ctx context.Context, stopAt time.Time, limit int) int {
 	log := s.logger(ctx)
 	sent, tried := 0, 0
 	for tried < limit && time.Now().Before(stopAt) {
@@ -115,23 +132,4 @@ func retryBackoff(attempts int) time.Duration {
 		d *= 2
 	}
 	return min(d, most)
-}
-
-// JoinWaitlist puts the customer in line for a full slot (see
-// mysql.(*DB).JoinWaitlist); NO_SHOW_LIMIT applies as at reserve.
-func (s *Service) JoinWaitlist(ctx context.Context, openid string, slotID int64) (*booking.WaitlistEntry, error) {
-	if err := s.checkNoShowLimit(ctx, openid); err != nil {
-		return nil, err
-	}
-	return s.store.JoinWaitlist(ctx, openid, slotID, booking.MaxWaitlistEntries)
-}
-
-// LeaveWaitlist takes the customer out of a slot's line.
-func (s *Service) LeaveWaitlist(ctx context.Context, openid string, slotID int64) error {
-	return s.store.LeaveWaitlist(ctx, openid, slotID)
-}
-
-// CustomerWaitlist returns the slots the customer waits for.
-func (s *Service) CustomerWaitlist(ctx context.Context, openid string) ([]booking.WaitlistEntry, error) {
-	return s.store.CustomerWaitlist(ctx, openid)
 }

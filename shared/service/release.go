@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"reflect"
 	"strconv"
@@ -10,6 +11,38 @@ import (
 
 	"salon/shared/booking"
 )
+
+// ReleaseRun is the timer's run (function release): holds, no-shows, due
+// refunds, waitlists, reminders, drift, the audit's shipping and retention.
+type ReleaseRun struct {
+	*Common
+	store   ReleaseRunStore
+	cashier *Cashier
+	notify  *Notifier
+
+	Shipper   AuditShipper // nil: the audit stays in MySQL only
+	AuditOut  AuditWriter  // one line per shipped record (stdout on SCF); nil: none
+	BatchSize int
+	Lease     time.Duration
+}
+
+// ReleaseRunStore is what the release run asks of the store.
+type ReleaseRunStore interface {
+	DropStartedWaitlists(ctx context.Context) (int, error)
+	EnqueueReminders(ctx context.Context, remindBefore time.Duration) (int, error)
+	ClaimExpired(ctx context.Context, limit int, lease time.Duration) ([]*booking.Booking, error)
+	DueNoShows(ctx context.Context, grace time.Duration, limit int) ([]booking.SeatedBooking, error)
+	ChangeStatus(ctx context.Context, c booking.Change) (*booking.Booking, error)
+	ClaimDueRefunds(ctx context.Context, queryAfter, lease time.Duration, limit int) ([]*booking.Booking, error)
+	FindDrift(ctx context.Context) ([]booking.SlotDrift, error)
+	RecordAudit(ctx context.Context, r booking.AuditRecord) error
+	UnshippedAudit(ctx context.Context, limit int) ([]booking.AuditRecord, error)
+	MarkShipped(ctx context.Context, ids []int64) error
+	RecordReleaseRun(ctx context.Context, r booking.ReleaseRun) error
+	DeleteShippedAudit(ctx context.Context, olderThan time.Duration, limit int) (int, error)
+	DeleteFinishedNotifications(ctx context.Context, olderThan time.Duration, limit int) (int, error)
+	DeleteOldSignIns(ctx context.Context, olderThan time.Duration, limit int) (int, error)
+}
 
 // Summary is the release run's answer to the timer.
 type Summary struct {
@@ -93,7 +126,7 @@ const (
 // drift, and ships the audit trail. Runs may overlap and repeat (SCF retries a failed run while the next
 // ticks fire); each booking is leased to one run, and every change is conditional,
 // so an overlap can neither release a booking twice nor lose a seat.
-func (s *Service) Release(ctx context.Context) (sum Summary, err error) {
+func (s *ReleaseRun) Release(ctx context.Context) (sum Summary, err error) {
 	// The console's health page shows the last run: record it however it ends.
 	started := time.Now()
 	defer func() { s.recordRun(ctx, started, sum, err) }()
@@ -113,7 +146,7 @@ func (s *Service) Release(ctx context.Context) (sum Summary, err error) {
 	// it; otherwise an overlapping run could close and query it at the same time.
 	lease = max(lease, time.Until(stopAt)+budgetMargin)
 
-	if s.Pay == nil {
+	if s.cashier.Pay == nil {
 		// Without WeChat nothing proves a hold unpaid: claiming would only fail one
 		// booking at a time, so the run says it once and keeps every seat.
 		log.Error("WeChat Pay is not configured (WECHATPAY_MCHID): expired holds are kept, not released")
@@ -124,7 +157,7 @@ func (s *Service) Release(ctx context.Context) (sum Summary, err error) {
 	if err := s.markNoShows(ctx, stopAt, batch, &sum); err != nil {
 		return sum, err
 	}
-	if s.Pay != nil {
+	if s.cashier.Pay != nil {
 		if err := s.settleDueRefunds(ctx, stopAt, batch, lease, &sum); err != nil {
 			return sum, err
 		}
@@ -137,8 +170,8 @@ func (s *Service) Release(ctx context.Context) (sum Summary, err error) {
 	if _, err := s.store.EnqueueReminders(ctx, s.Policy.RemindBefore); err != nil {
 		log.Warn("writing reminders failed; the next run writes them", "err", err.Error())
 	}
-	if s.Messages != nil {
-		sum.Notified = s.sendNotifications(ctx, stopAt, 1000)
+	if s.notify.Messages != nil {
+		sum.Notified = s.notify.sendNotifications(ctx, stopAt, 1000)
 	}
 	if err := s.Reconcile(ctx); err != nil {
 		log.Error("reconciliation failed", "err", err.Error())
@@ -154,7 +187,7 @@ func (s *Service) Release(ctx context.Context) (sum Summary, err error) {
 // notifications older than booking.NotificationRetention and sign-in records
 // older than booking.SignInRecordsKept. A failure is logged
 // and left for the next run; nothing depends on it.
-func (s *Service) prune(ctx context.Context, stopAt time.Time, sum *Summary) {
+func (s *ReleaseRun) prune(ctx context.Context, stopAt time.Time, sum *Summary) {
 	log := s.logger(ctx)
 	run := func(what string, del func(context.Context, time.Duration, int) (int, error), olderThan time.Duration, count *int) {
 		for range pruneBatches {
@@ -182,7 +215,7 @@ func (s *Service) prune(ctx context.Context, stopAt time.Time, sum *Summary) {
 // releaseExpired claims expired holds batch by batch and settles each, until none
 // is left or the budget is spent. Claiming stops at stopAt: a hold claimed later
 // could not be finished before the invocation ends.
-func (s *Service) releaseExpired(ctx context.Context, stopAt time.Time, batch int, lease time.Duration, sum *Summary) error {
+func (s *ReleaseRun) releaseExpired(ctx context.Context, stopAt time.Time, batch int, lease time.Duration, sum *Summary) error {
 	log := s.logger(ctx)
 	for time.Now().Before(stopAt) {
 		claimed, err := s.store.ClaimExpired(ctx, batch, lease)
@@ -216,7 +249,7 @@ func (s *Service) releaseExpired(ctx context.Context, stopAt time.Time, batch in
 // markNoShows moves confirmed bookings nobody checked in to no_show once their
 // slot ended NO_SHOW_GRACE ago. Each change is conditional, so an overlapping run
 // or the salon's check-in at the same moment wins or loses cleanly.
-func (s *Service) markNoShows(ctx context.Context, stopAt time.Time, batch int, sum *Summary) error {
+func (s *ReleaseRun) markNoShows(ctx context.Context, stopAt time.Time, batch int, sum *Summary) error {
 	for time.Now().Before(stopAt) {
 		ids, err := s.store.DueNoShows(ctx, s.Policy.NoShowGrace, batch)
 		if err != nil {
@@ -252,7 +285,7 @@ func (s *Service) markNoShows(ctx context.Context, stopAt time.Time, batch int, 
 // and refunds processing for REFUND_QUERY_AFTER are queried. A failure backs that
 // refund off behind the others, so the run goes on to the next one and one
 // refund that keeps failing never holds up the rest.
-func (s *Service) settleDueRefunds(ctx context.Context, stopAt time.Time, batch int, lease time.Duration, sum *Summary) error {
+func (s *ReleaseRun) settleDueRefunds(ctx context.Context, stopAt time.Time, batch int, lease time.Duration, sum *Summary) error {
 	for time.Now().Before(stopAt) {
 		due, err := s.store.ClaimDueRefunds(ctx, s.Policy.RefundQueryAfter, lease, batch)
 		if err != nil {
@@ -265,12 +298,12 @@ func (s *Service) settleDueRefunds(ctx context.Context, stopAt time.Time, batch 
 			rctx, cancel := context.WithDeadline(ctx, stopAt)
 			switch b.Refund.Status {
 			case booking.RefundPending:
-				after, err := s.requestRefund(rctx, b)
+				after, err := s.cashier.requestRefund(rctx, b)
 				if err == nil && after.Refund != nil && after.Refund.Status != booking.RefundPending {
 					sum.Refunded++
 				}
 			case booking.RefundProcessing:
-				if settled, err := s.queryRefund(rctx, b); err == nil && settled {
+				if settled, err := s.cashier.queryRefund(rctx, b); err == nil && settled {
 					sum.RefundsSettled++
 				}
 			}
@@ -289,7 +322,7 @@ func (s *Service) settleDueRefunds(ctx context.Context, stopAt time.Time, batch 
 // paid; a paid order is confirmed instead; anything unknown keeps the seat for
 // the next run. WeChat calls end at stopAt so that a
 // slow WeChat cannot eat the time the run needs to ship the audit trail.
-func (s *Service) releaseOne(ctx context.Context, stopAt time.Time, b *booking.Booking) (releaseOutcome, error) {
+func (s *ReleaseRun) releaseOne(ctx context.Context, stopAt time.Time, b *booking.Booking) (releaseOutcome, error) {
 	release := func(reason string) (releaseOutcome, error) {
 		_, err := s.store.ChangeStatus(ctx, booking.Change{BookingID: b.ID, From: booking.StatusPending, To: booking.StatusExpired,
 			Event: booking.EventRelease, Actor: booking.ActorTimer, Reason: reason})
@@ -308,7 +341,7 @@ func (s *Service) releaseOne(ctx context.Context, stopAt time.Time, b *booking.B
 	}
 	wctx, cancel := context.WithDeadline(ctx, stopAt)
 	defer cancel()
-	fate, err := s.closeThenQuery(wctx, b)
+	fate, err := s.cashier.closeThenQuery(wctx, b)
 	switch {
 	case err != nil:
 		return outcomeKept, err
@@ -318,13 +351,13 @@ func (s *Service) releaseOne(ctx context.Context, stopAt time.Time, b *booking.B
 	case fate.unpayable:
 		return release("已过期：微信订单已关闭")
 	case fate.mismatch != "":
-		if err := s.rejectPayment(ctx, b, booking.ActorTimer, "微信查单", "", fate.mismatch); err != nil {
+		if err := s.cashier.rejectPayment(ctx, b, booking.ActorTimer, "微信查单", "", fate.mismatch); err != nil {
 			return outcomeKept, err
 		}
 		s.logger(ctx).Error("paid order does not match its booking; seat kept", "booking_id", b.ID, "reason", fate.mismatch)
 		return outcomeKept, errors.New("paid order does not match: " + fate.mismatch)
 	case fate.paid != nil:
-		out, err := s.settle(ctx, b, *fate.paid)
+		out, err := s.cashier.settle(ctx, b, *fate.paid)
 		switch {
 		case err != nil:
 			return outcomeKept, err
@@ -344,7 +377,7 @@ func (s *Service) releaseOne(ctx context.Context, stopAt time.Time, b *booking.B
 // each drift as an audit record and an error log line. It never repairs: a drift
 // is a bug to find, and "fixing" it could give a paid seat away. A drift that
 // persists is reported again by every run until someone looks.
-func (s *Service) Reconcile(ctx context.Context) error {
+func (s *ReleaseRun) Reconcile(ctx context.Context) error {
 	drifts, err := s.store.FindDrift(ctx)
 	if err != nil {
 		return err
@@ -369,11 +402,11 @@ func DriftReason(d booking.SlotDrift) string {
 // shipped once CLS accepted them. It reports how many it shipped. When CLS is not
 // configured or down, the records wait in MySQL and one log line says so; a crash
 // between the upload and the mark sends them again with the same audit_id.
-func (s *Service) ShipAudit(ctx context.Context) (int, error) {
+func (s *ReleaseRun) ShipAudit(ctx context.Context) (int, error) {
 	return s.shipAudit(ctx, SourceRelease)
 }
 
-func (s *Service) shipAudit(ctx context.Context, source string) (int, error) {
+func (s *ReleaseRun) shipAudit(ctx context.Context, source string) (int, error) {
 	log := s.logger(ctx)
 	if s.Shipper == nil {
 		waiting, err := s.store.UnshippedAudit(ctx, unshippedProbe)
@@ -429,5 +462,25 @@ func (s *Service) shipAudit(ctx context.Context, source string) (int, error) {
 		if len(recs) < shipBatch {
 			return shipped, nil
 		}
+	}
+}
+
+// recordRun writes the release run's summary for the console. It runs after the
+// run, outside its (possibly spent) budget, and a failure to record is only
+// logged: the run's work is done either way.
+func (s *ReleaseRun) recordRun(ctx context.Context, started time.Time, sum Summary, runErr error) {
+	body, err := json.Marshal(sum)
+	if err != nil {
+		s.logger(ctx).Error("release run summary", "err", err.Error())
+		return
+	}
+	r := booking.ReleaseRun{StartedAt: started, FinishedAt: time.Now(), Summary: string(body)}
+	if runErr != nil {
+		r.Error = runErr.Error()
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	defer cancel()
+	if err := s.store.RecordReleaseRun(rctx, r); err != nil {
+		s.logger(ctx).Warn("recording the release run for the console failed", "err", err.Error())
 	}
 }

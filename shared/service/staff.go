@@ -3,13 +3,34 @@ package service
 import (
 	"context"
 	"crypto/subtle"
+	"time"
 
 	"salon/shared/booking"
 )
 
+// Team is the salon's staff and the console's sign-in: accounts, passwords,
+// sessions and the lock-out (function admin and the console).
+type Team struct {
+	*Common
+	store TeamStore
+}
+
+// TeamStore is what the Team asks of the store.
+type TeamStore interface {
+	CreateStaff(ctx context.Context, s booking.NewStaff) (*booking.Staff, error)
+	ListStaff(ctx context.Context) ([]booking.Staff, error)
+	UpdateStaff(ctx context.Context, id int64, u booking.StaffUpdate) (*booking.Staff, error)
+	SignInLocked(ctx context.Context, name, address string) error
+	RecordSignIn(ctx context.Context, name, address string, ok bool) error
+	StaffCredential(ctx context.Context, name string) (*booking.StaffCredential, error)
+	ConsoleSessionEnded(ctx context.Context, sessionID string) (bool, error)
+	FindStaff(ctx context.Context, id int64) (*booking.Staff, error)
+	EndConsoleSession(ctx context.Context, sessionID string, expiresAt time.Time) error
+}
+
 // CreateStaff is the owner's new account: a name by booking.CleanStaffName, a
 // role, a password of at least 10 characters, kept only as its bcrypt hash.
-func (s *Service) CreateStaff(ctx context.Context, name string, role booking.Role, password string) (*booking.Staff, error) {
+func (s *Team) CreateStaff(ctx context.Context, name string, role booking.Role, password string) (*booking.Staff, error) {
 	if _, err := allow(ctx, booking.ActionStaff); err != nil {
 		return nil, err
 	}
@@ -28,7 +49,7 @@ func (s *Service) CreateStaff(ctx context.Context, name string, role booking.Rol
 }
 
 // ListStaff is every account, without hashes.
-func (s *Service) ListStaff(ctx context.Context) ([]booking.Staff, error) {
+func (s *Team) ListStaff(ctx context.Context) ([]booking.Staff, error) {
 	if _, err := allow(ctx, booking.ActionStaff); err != nil {
 		return nil, err
 	}
@@ -37,7 +58,7 @@ func (s *Service) ListStaff(ctx context.Context) ([]booking.Staff, error) {
 
 // UpdateStaff disables (or enables) an account, or resets its password (at
 // least 10 characters). An update that changes nothing is BAD_REQUEST.
-func (s *Service) UpdateStaff(ctx context.Context, id int64, disabled *bool, password *string) (*booking.Staff, error) {
+func (s *Team) UpdateStaff(ctx context.Context, id int64, disabled *bool, password *string) (*booking.Staff, error) {
 	if _, err := allow(ctx, booking.ActionStaff); err != nil {
 		return nil, err
 	}
@@ -67,7 +88,7 @@ func (s *Service) UpdateStaff(ctx context.Context, id int64, disabled *bool, pas
 // instance sees it. The built-in owner's right token always signs in, locked
 // or not, so that no stranger can keep the owner out; a wrong one is counted
 // and refused like any other.
-func (s *Service) SignIn(ctx context.Context, name, password, address, adminToken string) (*booking.Staff, error) {
+func (s *Team) SignIn(ctx context.Context, name, password, address, adminToken string) (*booking.Staff, error) {
 	refused := booking.Errorf(booking.EUNAUTHORIZED, "sign-in refused")
 	name, err := booking.CleanName(name, booking.StaffNameMaxRunes)
 	if err != nil {
@@ -124,7 +145,7 @@ func (s *Service) SignIn(ctx context.Context, name, password, address, adminToke
 // and the change is UNAUTHORIZED. The change ends the account's sessions, the
 // one that asked too; the caller issues that one a new session of the changed
 // account.
-func (s *Service) ChangeMyPassword(ctx context.Context, current, next, address string) (*booking.Staff, error) {
+func (s *Team) ChangeMyPassword(ctx context.Context, current, next, address string) (*booking.Staff, error) {
 	who, ok := StaffOf(ctx)
 	if !ok || who.ID == 0 {
 		return nil, booking.Errorf(booking.EBADREQUEST, "the built-in owner's password is ADMIN_TOKEN")
@@ -167,7 +188,7 @@ func (s *Service) ChangeMyPassword(ctx context.Context, current, next, address s
 // sign-in (stamp is booking.Staff.SessionStamp then): disabling it or setting a
 // new password ends every session at once. A session signed out, or of an
 // account that is gone, disabled or changed, is UNAUTHORIZED.
-func (s *Service) ConsoleSession(ctx context.Context, sessionID string, staffID, stamp int64) (booking.Staff, error) {
+func (s *Team) ConsoleSession(ctx context.Context, sessionID string, staffID, stamp int64) (booking.Staff, error) {
 	ended, err := s.store.ConsoleSessionEnded(ctx, sessionID)
 	if err != nil {
 		return booking.Staff{}, err
@@ -195,7 +216,7 @@ func (s *Service) ConsoleSession(ctx context.Context, sessionID string, staffID,
 
 // StaffNames names the accounts by id, for the console's audit trail and
 // lists (who did what); every signed-in person may see them.
-func (s *Service) StaffNames(ctx context.Context) (map[int64]string, error) {
+func (s *Team) StaffNames(ctx context.Context) (map[int64]string, error) {
 	list, err := s.store.ListStaff(ctx)
 	if err != nil {
 		return nil, err
@@ -230,4 +251,10 @@ func allow(ctx context.Context, action booking.AdminAction) (booking.Staff, erro
 		return booking.Staff{}, booking.Errorf(booking.EFORBIDDEN, "%s: nobody named as asking", action)
 	}
 	return st, st.Role.Allow(action)
+}
+
+// EndConsoleSession records a console sign-out, so the session's cookie is
+// refused from now on even where a copy of it survives.
+func (s *Team) EndConsoleSession(ctx context.Context, sessionID string, expiresAt time.Time) error {
+	return s.store.EndConsoleSession(ctx, sessionID, expiresAt)
 }

@@ -5,9 +5,148 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"salon/shared/booking"
 )
+
+// Cashier is the product's side of WeChat Pay: the payment and refund
+// notifications (function paynotify), and the prepay, close-then-query and
+// refund that reservations, cancels and the release run ask of it.
+type Cashier struct {
+	*Common
+	store  CashierStore
+	notify *Notifier
+	// Pay is nil when WeChat Pay is not configured: free slots still work, a paid
+	// reservation keeps its hold and answers UPSTREAM_UNAVAILABLE.
+	Pay Payments
+	// AppID and MchID are what every verified payment must name.
+	AppID, MchID string
+}
+
+// CashierStore is what the Cashier asks of the store.
+type CashierStore interface {
+	ChangeStatus(ctx context.Context, c booking.Change) (*booking.Booking, error)
+	FindBooking(ctx context.Context, id int64) (*booking.Booking, error)
+	StartRefund(ctx context.Context, id int64, from booking.Status, p booking.Payment, actor, reason string) (started bool, err error)
+	DeferRefund(ctx context.Context, id int64, after time.Duration) error
+	SetRefundState(ctx context.Context, id int64, to booking.RefundStatus, refundedAt *time.Time, actor, reason string) (changed bool, err error)
+	RecordAudit(ctx context.Context, r booking.AuditRecord) error
+}
+
+// prepay creates (or, for a retry, re-creates with identical parameters) the
+// booking's WeChat order. Everything in the order derives from stored data, so
+// a retry names the same order and WeChat answers a fresh prepay id for it.
+func (s *Cashier) prepay(ctx context.Context, b *booking.Booking) (*booking.PaymentParams, error) {
+	if s.Pay == nil {
+		return nil, booking.Errorf(booking.EUPSTREAM, "WeChat Pay is not configured")
+	}
+	p, err := s.Pay.Prepay(ctx, booking.PayOrder{
+		OutTradeNo:  b.OutTradeNo,
+		Description: "美甲预约定金 " + b.StartAt.In(s.Loc).Format("2006-01-02 15:04"),
+		OpenID:      b.OpenID,
+		AmountFen:   b.AmountFen,
+		TimeExpire:  b.LockExpire.Truncate(time.Second),
+	})
+	if err != nil {
+		s.logger(ctx).Error("prepay failed", "booking_id", b.ID, "err", err.Error())
+		return nil, booking.Errorf(booking.EUPSTREAM, "prepay booking %d: %v", b.ID, err)
+	}
+	return p, nil
+}
+
+// orderFate is what closing a pending booking's WeChat order and querying it
+// proved: the close-then-query every release of a hold and every cancel of a
+// pending booking makes before it frees the seat.
+type orderFate struct {
+	// unpayable: WeChat's signed answer proves nobody can pay it any more:
+	// closed, or it never existed (neverExisted: prepay never succeeded).
+	unpayable, neverExisted bool
+	// paid is the verified payment when the order turns out paid for this
+	// booking; mismatch says why a paid order is not this booking's.
+	paid     *booking.Payment
+	mismatch string
+	// state is the order's state when it is none of those: NOTPAY after a
+	// close that is not effective yet, USERPAYING (paying right now), PAYERROR
+	// or REVOKED.
+	state booking.TradeState
+}
+
+// closeThenQuery closes a pending booking's WeChat order and proves the outcome
+// with a signed query (shared/wechatpay/README.md, "Releasing a hold: close,
+// then query"). The close's own answer proves nothing (204 also for unknown or
+// already closed orders; errors are unsigned), so its error is only logged and
+// the query decides. An error means WeChat's answer is unknown: nothing may be
+// freed.
+func (s *Cashier) closeThenQuery(ctx context.Context, b *booking.Booking) (orderFate, error) {
+	if s.Pay == nil {
+		return orderFate{}, booking.Errorf(booking.EUPSTREAM, "WeChat Pay is not configured")
+	}
+	if err := s.Pay.CloseOrder(ctx, b.OutTradeNo); err != nil {
+		s.logger(ctx).Info("close order", "booking_id", b.ID, "err", err.Error())
+	}
+	st, err := s.Pay.QueryOrder(ctx, b.OutTradeNo)
+	switch {
+	case errors.Is(err, booking.ErrOrderNotExist):
+		return orderFate{unpayable: true, neverExisted: true}, nil
+	case err != nil:
+		return orderFate{}, booking.Errorf(booking.EUPSTREAM, "query order of booking %d: %v", b.ID, err)
+	case st.TradeState == booking.TradeClosed:
+		return orderFate{unpayable: true}, nil
+	case st.TradeState.Paid():
+		if why := s.mismatch(b, st); why != "" {
+			return orderFate{mismatch: why, state: st.TradeState}, nil
+		}
+		p := paymentOf(st)
+		return orderFate{paid: &p}, nil
+	}
+	return orderFate{state: st.TradeState}, nil
+}
+
+// closeOrder is the cancel's close-then-query: the verified payment when the
+// order turns out paid, nil when nobody can pay it any more, and an error when
+// the outcome is unknown or the customer may be paying right now.
+func (s *Cashier) closeOrder(ctx context.Context, b *booking.Booking, actor string) (*booking.Payment, error) {
+	fate, err := s.closeThenQuery(ctx, b)
+	switch {
+	case err != nil:
+		return nil, err
+	case fate.unpayable:
+		return nil, nil
+	case fate.paid != nil:
+		return fate.paid, nil
+	case fate.mismatch != "":
+		if err := s.rejectPayment(ctx, b, actor, "微信查单", "", fate.mismatch); err != nil {
+			return nil, err
+		}
+		s.logger(ctx).Error("paid order does not match its booking; cancel refused", "booking_id", b.ID, "reason", fate.mismatch)
+		return nil, booking.Errorf(booking.EINTERNAL, "booking %d: paid order does not match: %s", b.ID, fate.mismatch)
+	}
+	return nil, booking.Errorf(booking.EINVALIDSTATE, "booking %d: payment in progress (%s)", b.ID, fate.state)
+}
+
+// paymentOf is the payment a verified order state (a notification's or a signed
+// query's) records on its booking.
+func paymentOf(st *booking.OrderState) booking.Payment {
+	p := booking.Payment{TransactionID: st.TransactionID, AmountFen: st.AmountTotal, PaidAt: time.Now()}
+	if st.SuccessTime != nil {
+		p.PaidAt = *st.SuccessTime
+	}
+	return p
+}
+
+// mismatch says why a verified payment cannot be for booking b, or "".
+func (s *Cashier) mismatch(b *booking.Booking, st *booking.OrderState) string {
+	switch {
+	case st.AppID != s.AppID:
+		return fmt.Sprintf("appid %q", st.AppID)
+	case st.MchID != s.MchID:
+		return fmt.Sprintf("mchid %q", st.MchID)
+	case st.AmountTotal != b.AmountFen:
+		return fmt.Sprintf("amount %d, booking %d", st.AmountTotal, b.AmountFen)
+	}
+	return ""
+}
 
 // Outcome says what a verified payment did.
 type Outcome string
@@ -22,7 +161,7 @@ const (
 // HandlePayment applies a verified payment notification. It answers an error only
 // for transient failures (WeChat then retries); a notification that can never
 // match is audited, logged as an error and answered as handled.
-func (s *Service) HandlePayment(ctx context.Context, p *booking.PaymentNotice) (Outcome, error) {
+func (s *Cashier) HandlePayment(ctx context.Context, p *booking.PaymentNotice) (Outcome, error) {
 	b, err := s.bookingOfOrder(ctx, p.OutTradeNo)
 	if err != nil {
 		return "", err
@@ -49,7 +188,7 @@ func (s *Service) HandlePayment(ctx context.Context, p *booking.PaymentNotice) (
 	}
 	out, err := s.settle(ctx, b, paymentOf(&p.OrderState))
 	if err == nil {
-		s.notifyNow(ctx)
+		s.notify.notifyNow(ctx)
 	}
 	return out, err
 }
@@ -58,7 +197,7 @@ func (s *Service) HandlePayment(ctx context.Context, p *booking.PaymentNotice) (
 // the notification, the release run's query and the cancel's query, so a payment
 // is treated the same however it is discovered. Concurrent copies race on the
 // store's conditional status change; a loser re-reads and sees the winner's work.
-func (s *Service) settle(ctx context.Context, b *booking.Booking, p booking.Payment) (Outcome, error) {
+func (s *Cashier) settle(ctx context.Context, b *booking.Booking, p booking.Payment) (Outcome, error) {
 	for attempt := 0; attempt < 4; attempt++ {
 		var err error
 		switch b.Status {
@@ -110,7 +249,7 @@ func (s *Service) settle(ctx context.Context, b *booking.Booking, p booking.Paym
 // seat. A booking whose refund was already recorded (a paid booking cancelled, or
 // an earlier copy of this notification) gets its refund requested again with the
 // same refund number, which WeChat executes at most once.
-func (s *Service) refundPayment(ctx context.Context, b *booking.Booking, p booking.Payment, reason string) (Outcome, error) {
+func (s *Cashier) refundPayment(ctx context.Context, b *booking.Booking, p booking.Payment, reason string) (Outcome, error) {
 	started := false
 	if b.Refund == nil {
 		var err error
@@ -140,7 +279,7 @@ func (s *Service) refundPayment(ctx context.Context, b *booking.Booking, p booki
 
 // deferRefund pushes a refund's next attempt back after a failure, so that it
 // moves behind the refunds that are due before it.
-func (s *Service) deferRefund(ctx context.Context, b *booking.Booking) {
+func (s *Cashier) deferRefund(ctx context.Context, b *booking.Booking) {
 	if err := s.store.DeferRefund(ctx, b.ID, retryBackoff(b.Refund.Attempts+1)); err != nil {
 		s.logger(ctx).Warn("deferring a refund failed; the next run takes it again", "booking_id", b.ID, "err", err.Error())
 	}
@@ -150,7 +289,7 @@ func (s *Service) deferRefund(ctx context.Context, b *booking.Booking) {
 // yet accepted. A transient failure leaves it pending, with its next attempt
 // backed off, for the release run to ask again; WeChat's definite refusal marks
 // it failed for the salon to handle.
-func (s *Service) requestRefund(ctx context.Context, b *booking.Booking) (*booking.Booking, error) {
+func (s *Cashier) requestRefund(ctx context.Context, b *booking.Booking) (*booking.Booking, error) {
 	if b.Refund == nil || b.Refund.Status != booking.RefundPending {
 		return b, nil
 	}
@@ -192,7 +331,7 @@ func (s *Service) requestRefund(ctx context.Context, b *booking.Booking) (*booki
 // REFUND_QUERY_AFTER (its notification was lost, or never came): the signed
 // query's answer is applied as the notification would have been. A refund still
 // processing, or a query that fails, is asked again later, backed off.
-func (s *Service) queryRefund(ctx context.Context, b *booking.Booking) (settled bool, err error) {
+func (s *Cashier) queryRefund(ctx context.Context, b *booking.Booking) (settled bool, err error) {
 	res, err := s.Pay.QueryRefund(ctx, b.Refund.OutRefundNo)
 	if err != nil {
 		s.logger(ctx).Warn("refund query failed; asked again later", "booking_id", b.ID, "err", err.Error())
@@ -211,7 +350,7 @@ func (s *Service) queryRefund(ctx context.Context, b *booking.Booking) (settled 
 }
 
 // HandleRefund records a verified refund notification's final state.
-func (s *Service) HandleRefund(ctx context.Context, n *booking.RefundNotice) error {
+func (s *Cashier) HandleRefund(ctx context.Context, n *booking.RefundNotice) error {
 	b, err := s.bookingOfOrder(ctx, n.OutTradeNo)
 	if err != nil {
 		return err
@@ -241,7 +380,7 @@ func (s *Service) HandleRefund(ctx context.Context, n *booking.RefundNotice) err
 
 // bookingOfOrder finds the booking a WeChat order number names; nil when it names
 // none of ours (the caller audits that as a rejected notification).
-func (s *Service) bookingOfOrder(ctx context.Context, outTradeNo string) (*booking.Booking, error) {
+func (s *Cashier) bookingOfOrder(ctx context.Context, outTradeNo string) (*booking.Booking, error) {
 	id, ok := booking.ParseOutTradeNo(outTradeNo)
 	if !ok {
 		return nil, nil
@@ -256,7 +395,7 @@ func (s *Service) bookingOfOrder(ctx context.Context, outTradeNo string) (*booki
 // rejectNotification audits a verified notification that does not match its
 // booking (b may be nil): it changes nothing, and a retry would not match either.
 // It is logged as an error (with logAttrs) for whoever watches the logs.
-func (s *Service) rejectNotification(ctx context.Context, b *booking.Booking, kind, eventID, why string, logAttrs ...any) error {
+func (s *Cashier) rejectNotification(ctx context.Context, b *booking.Booking, kind, eventID, why string, logAttrs ...any) error {
 	var id int64
 	if b != nil {
 		id = b.ID
@@ -272,7 +411,7 @@ var notificationWords = map[string]string{"payment notification": "付款通知"
 // notification, or a signed query) that does not match its booking (b may be
 // nil): the audit record `notification_rejected`. It changes nothing else: the
 // seat is kept, and no money is moved on an answer that is not this booking's.
-func (s *Service) rejectPayment(ctx context.Context, b *booking.Booking, actor, source, eventID, why string) error {
+func (s *Cashier) rejectPayment(ctx context.Context, b *booking.Booking, actor, source, eventID, why string) error {
 	rec := booking.AuditRecord{Event: booking.EventRejected, FromStatus: -1, ToStatus: -1, Actor: actor,
 		Reason: strings.TrimSpace(source+" "+eventID) + " 与预约不符：" + why}
 	if b != nil {

@@ -1,0 +1,69 @@
+package service
+
+import (
+	"context"
+
+	"salon/shared/booking"
+)
+
+// Moves move a confirmed booking to another slot: the customer's
+// (function cancel) and the salon's (function admin and the console).
+type Moves struct {
+	*Common
+	store  MovesStore
+	notify *Notifier
+}
+
+// MovesStore is what Moves ask of the store.
+type MovesStore interface {
+	FindCustomerBooking(ctx context.Context, openid string, id int64) (*booking.Booking, error)
+	Reschedule(ctx context.Context, c booking.Change) (*booking.Booking, error)
+	FindBooking(ctx context.Context, id int64) (*booking.Booking, error)
+}
+
+// RescheduleByCustomer moves the customer's own confirmed booking to slotID
+// (shared/README.md, "A reschedule: one transaction"): someone else's booking
+// is NOT_FOUND; the rules (cancelFreeUntil, RESCHEDULE_LIMIT, the same price,
+// a slot she could reserve, a free seat) are decided by package booking on
+// the facts the store reads in the move's transaction. A booking the salon
+// moved since she looked is INVALID_STATE.
+func (s *Moves) RescheduleByCustomer(ctx context.Context, openid string, bookingID, slotID int64) (*booking.Booking, error) {
+	b, err := s.store.FindCustomerBooking(ctx, openid, bookingID)
+	if err != nil {
+		return nil, err
+	}
+	out, err := s.store.Reschedule(ctx, booking.Change{BookingID: b.ID, From: booking.StatusConfirmed, To: booking.StatusConfirmed,
+		Event: booking.EventReschedule, Actor: booking.ActorCustomer, Reason: "顾客改约", SlotID: b.SlotID, ToSlotID: slotID})
+	if err == nil {
+		s.notify.notifyNow(ctx) // the freed seat may have gone to the waitlist; a reminder may be due
+	}
+	return out, err
+}
+
+// RescheduleBySalon moves a confirmed booking to any slot that has not ended,
+// at any price (the deposit stays as paid), not counted against the
+// customer's limit; the customer gets the rescheduled notification. The move
+// is decided on the slot the salon saw the booking in: fromSlotID (the slot
+// the page showed), or, 0, the slot of the read here; a booking found in
+// another slot in the move's transaction (moved meanwhile, by a concurrent
+// move too) is INVALID_STATE and nothing changes, so of two moves of one
+// booking from the same slot exactly one is made.
+func (s *Moves) RescheduleBySalon(ctx context.Context, bookingID, slotID, fromSlotID int64) (*booking.Booking, error) {
+	who, err := allow(ctx, booking.ActionReschedule)
+	if err != nil {
+		return nil, err
+	}
+	b, err := s.store.FindBooking(ctx, bookingID)
+	if err != nil {
+		return nil, err
+	}
+	if fromSlotID == 0 {
+		fromSlotID = b.SlotID
+	}
+	out, err := s.store.Reschedule(ctx, booking.Change{BookingID: bookingID, From: booking.StatusConfirmed, To: booking.StatusConfirmed,
+		Event: booking.EventReschedule, Actor: booking.ActorSalon, By: who.Actor(), Reason: "门店改约", SlotID: fromSlotID, ToSlotID: slotID})
+	if err == nil {
+		s.notify.notifyNow(ctx)
+	}
+	return out, err
+}
