@@ -331,7 +331,7 @@ func TestConsoleInABrowser(t *testing.T) {
 		t.Fatalf("check-in: %d", st)
 	}
 	carolWho := "…ol-003" // the tail of her openid: she gave no name
-	if d := b.dialogsSeen(); len(d) != before+1 || d[len(d)-1] != "confirm: 确认 "+carolWho+"（"+s.slotStart(freeSlot).In(loc).Format("15:04")+"）已到店签到？" {
+	if d := b.dialogsSeen(); len(d) != before+1 || d[len(d)-1] != "confirm: 确认 "+carolWho+"（"+salonStart(s.slotStart(freeSlot))+"）已到店签到？" {
 		t.Fatalf("check-in was not confirmed first, by her name and time: %q", d)
 	}
 	if msg := b.text("#flash"); msg != "已签到："+carolWho+" "+salonWhen(s.slotStart(freeSlot)) {

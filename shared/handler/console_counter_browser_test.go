@@ -17,6 +17,17 @@ func salonWhen(t time.Time) string {
 	return fmt.Sprintf("%d月%d日 %s", t.Month(), t.Day(), t.Format("15:04"))
 }
 
+// salonStart is how a console question names a booking's start: the time
+// alone for a booking of today (shop time), the day too for another (a slot an
+// hour or two ahead falls on tomorrow late in the evening).
+func salonStart(t time.Time) string {
+	loc, _ := time.LoadLocation("Asia/Shanghai")
+	if t.In(loc).Format(time.DateOnly) == time.Now().In(loc).Format(time.DateOnly) {
+		return t.In(loc).Format("15:04")
+	}
+	return salonWhen(t)
+}
+
 // pastSlot moves a slot into today's past: it started startedAgo and ended endedAgo.
 func (s *system) pastSlot(slot int64, startedAgo, endedAgo time.Duration) {
 	s.t.Helper()
