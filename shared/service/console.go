@@ -68,6 +68,12 @@ func (s *ConsoleReads) SearchBookings(ctx context.Context, q booking.CustomerSea
 // healthListLimit bounds the refunds the health page lists by number.
 const healthListLimit = 20
 
+// Booking returns one booking, for the salon, without its audit trail: what a
+// page needs to name it (its customer, its time).
+func (s *ConsoleReads) Booking(ctx context.Context, id int64) (*booking.Booking, error) {
+	return s.store.FindBooking(ctx, id)
+}
+
 // BookingWithHistory returns one booking, for the salon, with its whole audit
 // trail, oldest first.
 func (s *ConsoleReads) BookingWithHistory(ctx context.Context, id int64) (*booking.Booking, []booking.AuditRecord, error) {

@@ -285,7 +285,7 @@ func (q *Request) bookingOf(id int64, shown []*booking.Booking) *booking.Booking
 			return b
 		}
 	}
-	b, _, err := q.d.Svc.BookingWithHistory(q.ctx, id)
+	b, err := q.d.Svc.Booking(q.ctx, id)
 	if err != nil || q.d.Svc.WithCustomers(q.ctx, b) != nil {
 		return nil
 	}

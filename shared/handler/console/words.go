@@ -47,16 +47,19 @@ var bookingActions = []bookingAction{
 	// The salon's cancel: of a booking paid through WeChat it refunds (the
 	// owner's), of any other there is nothing to refund (staff may too). The
 	// service decides again by the booking as it finds it; moneyOf words both.
-	{Name: "cancel", Label: "取消并退款", Confirm: "确认取消 %s？", Done: "已取消", Danger: true, Action: booking.ActionCancel, Run: (*service.Service).CancelBySalon,
+	salonCancel("cancel", "取消并退款", booking.ActionCancel),
+	salonCancel("cancelunpaid", "取消预约", booking.ActionCancelUnpaid),
+}
+
+// salonCancel is the salon's cancel button of one kind: the one shown is the
+// kind booking.CancelAction says the booking needs, so a role that may not
+// refund never sees a cancel that would.
+func salonCancel(name, label string, kind booking.AdminAction) bookingAction {
+	return bookingAction{Name: name, Label: label, Confirm: "确认取消 %s？", Done: "已取消", Danger: true, Action: kind, Run: (*service.Service).CancelBySalon,
 		Money: func(m moneyWords) (string, string) { return m.CancelLabel, m.CancelNote },
 		Shown: func(_ *service.Service, b *booking.Booking, _ time.Time) bool {
-			return b.Status.Unfinished() && booking.CancelAction(b) == booking.ActionCancel
-		}},
-	{Name: "cancelunpaid", Label: "取消预约", Confirm: "确认取消 %s？", Done: "已取消", Danger: true, Action: booking.ActionCancelUnpaid, Run: (*service.Service).CancelBySalon,
-		Money: func(m moneyWords) (string, string) { return m.CancelLabel, m.CancelNote },
-		Shown: func(_ *service.Service, b *booking.Booking, _ time.Time) bool {
-			return b.Status.Unfinished() && booking.CancelAction(b) == booking.ActionCancelUnpaid
-		}},
+			return b.Status.Unfinished() && booking.CancelAction(b) == kind
+		}}
 }
 
 // moneyWords are what the console says about a booking's money, decided in one
