@@ -16,6 +16,7 @@ func markdown(res *Results, charts []string) string {
 	p.targets()
 	p.productAgainstBefore()
 	p.formsAgainstFloor()
+	p.productAgainstTradeFree()
 	p.launchBurst()
 	for _, sc := range []string{"hot slot", "1000 slots"} {
 		p.throughput(sc)
@@ -159,6 +160,54 @@ func (p *page) formsAgainstFloor() {
 		p.w(" per seat @%d |", c)
 	}
 	p.w("\n| --- | --- | --- |%s\n%s\n\n", strings.Repeat(" --- |", len(res.Profile.Clients)), strings.Join(rows, "\n"))
+}
+
+// productAgainstTradeFree gives the product's hot slot against the form that
+// never writes the order number, per network and client count, with the
+// target's verdict per cell, and where else the order number could be written
+// against the same form.
+func (p *page) productAgainstTradeFree() {
+	res := p.res
+	others := []string{cSeatLast, cTradeAfterCommit, cTradeApart}
+	var rows []string
+	for _, n := range res.Networks {
+		for _, c := range res.Profile.Clients {
+			r := median(ratios(res.Cells, "hot slot", n.Name, cProduct, cSeatLastNoTrade, c, false))
+			if r == 0 {
+				continue
+			}
+			verdict := "NOT MET"
+			if r >= tradeFreeFactor {
+				verdict = "met"
+			}
+			row := fmt.Sprintf("| %s | %d | %.0f | %.0f | %.2fx | **%s** |", n.Name, c,
+				medianSeats(res.Cells, "hot slot", n.Name, cProduct, c), medianSeats(res.Cells, "hot slot", n.Name, cSeatLastNoTrade, c), r, verdict)
+			for _, o := range others {
+				row += fmt.Sprintf(" %.2fx |", median(ratios(res.Cells, "hot slot", n.Name, o, cSeatLastNoTrade, c, false)))
+			}
+			rows = append(rows, row)
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	p.w("## The product against the no-order-number form (hot slot)\n\n"+
+		"Target: the product's seats/s at least %gx those of `%s` (`forms.go`: the product's pre-read and CALL without the order number's write), in every cell. "+
+		"Seats/s are medians over the repetitions, the ratio the median of per-repetition ratios. "+
+		"The last three columns put the order number elsewhere, against the same form: in the transaction before the seat (the product's own procedure, on the bench's pool), after the COMMIT in the same CALL, and in a round trip of its own after the CALL (as a write at prepay would be).\n\n",
+		tradeFreeFactor, cSeatLastNoTrade)
+	p.w("| network | clients | product seats/s | no-order-number form seats/s | product / form | verdict | in the transaction / form | after the COMMIT / form | own round trip / form |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n%s\n\n", strings.Join(rows, "\n"))
+}
+
+// medianSeats is one contender's median seats/s in one cell of a scenario.
+func medianSeats(cells []Cell, scenario, network, contender string, clients int) float64 {
+	var s []float64
+	for _, c := range cells {
+		if c.Scenario == scenario && c.Network == network && c.Contender == contender && c.Clients == clients {
+			s = append(s, c.SeatsPerS)
+		}
+	}
+	return median(s)
 }
 
 func (p *page) launchBurst() {
@@ -382,11 +431,11 @@ func (p *page) payments() {
 func (p *page) contenders() {
 	p.w(`## The contenders
 
-All run on the same MariaDB, the same driver settings (client-side interpolation), the same pool size, and, except the floor, write the same rows per seat as the product, into the product's own t_booking and t_audit (booking, its order number, audit record); only their slot rows live in a table of their own. They live only in infra/bench, never in the product.
+All run on the same MariaDB, the same driver settings (client-side interpolation), the same pool size, and, except the floor, write the booking, its order number and its audit record per seat as the product does, into the product's own t_booking and t_audit; only their slot rows live in a table of their own (and so they write no t_booking_slot row, which the product and its forms write with the seat). They live only in infra/bench, never in the product.
 
 | contender | how a seat is taken | promises |
 | --- | --- | --- |
-| product | shared/mysql Reserve: one pre-read (slot, the customer's active booking, DB clock; a full slot is refused here, no write), then one multi-statement round trip: START TRANSACTION, the conditional UPDATE of the slot, and only if it took a seat the booking, its order number and the audit record, then COMMIT, and a read of the outcome (two round trips; the slot row's lock is released by the COMMIT in the same round trip) | no oversell |
+| product | shared/mysql Reserve: one pre-read (slot, the customer's active booking, DB clock; a full slot is refused here, no write), then one CALL of salon_reserve: in one transaction the booking, its order number, the audit record, and last the seat by salon_take_seat (its t_booking_slot row, then the conditional UPDATE of the slot), then COMMIT, and the outcome (two round trips; the slot row is locked from the UPDATE to the COMMIT, on the server) | no oversell |
 | ` + cBefore + ` | the product's reserve before this: the same pre-read, then START TRANSACTION, the booking, its order number, the audit record and LAST the conditional UPDATE of the slot as one multi-statement, then COMMIT in a round trip of its own (three round trips; the slot row is locked across the last one) | no oversell |
 | read-then-write (no lock) | read booked, write booked+1 (the launch-weekend bug) | none: oversells |
 | SELECT ... FOR UPDATE | lock the slot row first, check, write, commit | no oversell |

@@ -152,6 +152,11 @@ func forUpdateFactor(network string) float64 {
 	return 2
 }
 
+// tradeFreeFactor is how close the product's hot slot must come to the same
+// reservation without the order number's write: the target for the
+// order number, that it costs (almost) nothing on a hot slot.
+const tradeFreeFactor = 0.95
+
 func targets(res *Results) []Target {
 	ts := correctnessTargets(res)
 	for _, n := range res.Networks {
@@ -160,6 +165,7 @@ func targets(res *Results) []Target {
 		ts = append(ts,
 			ratioTarget(res, fmt.Sprintf("%s: hot slot: product >= %gx SELECT ... FOR UPDATE", net, f), "hot slot", net, cProduct, cFor, f, res.Profile.Clients, res.Cells, false, false),
 			ratioTarget(res, net+": hot slot: product >= 0.5x bare conditional UPDATE", "hot slot", net, cProduct, cBare, 0.5, res.Profile.Clients, res.Cells, false, false),
+			ratioTarget(res, fmt.Sprintf("%s: hot slot: product >= %gx %s", net, tradeFreeFactor, cSeatLastNoTrade), "hot slot", net, cProduct, cSeatLastNoTrade, tradeFreeFactor, res.Profile.Clients, res.Cells, false, false),
 			ratioTarget(res, net+": 1000 slots: product >= 1.2x SELECT ... FOR UPDATE", "1000 slots", net, cProduct, cFor, 1.2, res.Profile.Clients, res.Cells, false, false),
 			// Sold out compares costs: the floor's refusals per second over the product's.
 			ratioTarget(res, net+": sold out: one reserve on a full slot <= 1.5x one bare conditional UPDATE (cost)", "sold out", net, cBare, cProduct, 1.5, []int{1, 8}, res.SoldOut, true, true),
