@@ -180,8 +180,9 @@ func (p *page) productAgainstTradeFree() {
 			if r >= tradeFreeFactor {
 				verdict = "met"
 			}
-			row := fmt.Sprintf("| %s | %d | %.0f | %.0f | %.2fx | **%s** |", n.Name, c,
-				medianSeats(res.Cells, "hot slot", n.Name, cProduct, c), medianSeats(res.Cells, "hot slot", n.Name, cSeatLastNoTrade, c), r, verdict)
+			row := fmt.Sprintf("| %s | %d | %.0f | %.0f | %sx | **%s** |", n.Name, c,
+				medianSeats(res.Cells, "hot slot", n.Name, cProduct, c), medianSeats(res.Cells, "hot slot", n.Name, cSeatLastNoTrade, c),
+				ratioText(r, tradeFreeFactor, r < tradeFreeFactor), verdict)
 			for _, o := range others {
 				row += fmt.Sprintf(" %.2fx |", median(ratios(res.Cells, "hot slot", n.Name, o, cSeatLastNoTrade, c, false)))
 			}

@@ -105,11 +105,11 @@ func ratioTarget(res *Results, name, scenario, network, a, b string, min float64
 	worst, worstAt := 0.0, 0
 	for _, n := range clients {
 		r := median(ratios(cells, scenario, network, a, b, n, ops))
-		parts = append(parts, fmt.Sprintf("%.2fx@%d", r, n))
 		miss := min - r
 		if atMost {
 			miss = r - min
 		}
+		parts = append(parts, fmt.Sprintf("%sx@%d", ratioText(r, min, miss > 0), n))
 		if r == 0 || miss > 0 {
 			t.Met = false
 		}
@@ -130,6 +130,16 @@ func ratioTarget(res *Results, name, scenario, network, a, b string, min float64
 	pb, okB := medianProfile(cells, scenario, network, b, worstAt)
 	if okA && okB {
 		t.Why = fmt.Sprintf("%s at %d %s: %s; %s", per, worstAt, plural(worstAt, "client", "clients"), profileText(a, pa), profileText(b, pb))
+	}
+	return t
+}
+
+// ratioText is a ratio to two decimals, or to three when two would print the
+// target itself for a ratio that misses it.
+func ratioText(r, target float64, missed bool) string {
+	t := fmt.Sprintf("%.2f", r)
+	if missed && t == fmt.Sprintf("%.2f", target) {
+		t = fmt.Sprintf("%.3f", r)
 	}
 	return t
 }
