@@ -23,12 +23,12 @@ func TestForChecksOnlyTheFunctionsSettings(t *testing.T) {
 	defer e.Close()
 
 	notify := e.For(Function{Name: "notify", Settings: []string{"MYSQL_DSN"}})
-	d, err := notify.Deps()
+	d, err := notify.load()
 	if err != nil {
 		t.Fatalf("a function using only MYSQL_DSN refused: %v", err)
 	}
-	if d.Sessions != nil || d.Pay != nil || d.Cfg.ShopTZ.String() != "Asia/Shanghai" {
-		t.Errorf("bad unused settings were not left unset or at their defaults: sessions %v pay %v tz %v", d.Sessions, d.Pay, d.Cfg.ShopTZ)
+	if d.sessions != nil || d.pay != nil || d.cfg.ShopTZ.String() != "Asia/Shanghai" {
+		t.Errorf("bad unused settings were not left unset or at their defaults: sessions %v pay %v tz %v", d.sessions, d.pay, d.cfg.ShopTZ)
 	}
 	for _, name := range []string{"SESSION_SECRET", "SHOP_TZ", "WECHATPAY"} {
 		if !strings.Contains(logs.String(), name) {
@@ -42,12 +42,12 @@ func TestForChecksOnlyTheFunctionsSettings(t *testing.T) {
 	for _, uses := range []struct{ setting, named string }{
 		{"SESSION_SECRET", "SESSION_SECRET"}, {"SHOP_TZ", "SHOP_TZ"}, {"WECHATPAY_MCHID", "WECHATPAY_"},
 	} {
-		_, err := e.For(Function{Name: "uses-" + uses.setting, Settings: []string{uses.setting}}).Deps()
+		_, err := e.For(Function{Name: "uses-" + uses.setting, Settings: []string{uses.setting}}).load()
 		if booking.ErrorCode(err) != booking.EINTERNAL || !strings.Contains(err.Error(), uses.named) {
 			t.Errorf("a function using %s: %v, want INTERNAL naming %s", uses.setting, err, uses.named)
 		}
 	}
-	if _, err := e.Deps(); err == nil {
+	if _, err := e.load(); err == nil {
 		t.Error("an Env bound to no function (the whole product) accepted bad settings")
 	}
 }
@@ -80,19 +80,19 @@ func TestStoreChecksTheDSN(t *testing.T) {
 			defer e.Close()
 
 			store := Function{Name: "store", Settings: []string{"MYSQL_DSN"}}
-			_, err := e.For(store).Deps()
+			_, err := e.For(store).load()
 			refused("a function using the store", err)
 			refused("the preflight of a function using the store", CheckSettings(store, getenv))
-			_, err = e.Deps()
+			_, err = e.load()
 			refused("the whole product", err)
 
 			login := Function{Name: "login", Settings: []string{"SHOP_TZ"}}
-			d, err := e.For(login).Deps()
+			d, err := e.For(login).load()
 			if err != nil {
 				t.Fatalf("a function not using the store refused: %v", err)
 			}
-			if d.Cfg.MySQLDSN != config.DefaultMySQLDSN {
-				t.Errorf("a function not using the store kept the bad DSN %q", d.Cfg.MySQLDSN)
+			if d.cfg.MySQLDSN != config.DefaultMySQLDSN {
+				t.Errorf("a function not using the store kept the bad DSN %q", d.cfg.MySQLDSN)
 			}
 			if !strings.Contains(logs.String(), "MYSQL_DSN (not used by this function, left at its default)") || strings.Contains(logs.String(), "hunter2") {
 				t.Errorf("no warning naming MYSQL_DSN without its password:\n%s", logs.String())
