@@ -64,7 +64,7 @@ func (s *adminRoutes) consoleSetup(w http.ResponseWriter, r *http.Request) (*con
 		console.Fail(w, r, "", err)
 		return nil, false
 	}
-	c, err := s.consoleCall(shop)
+	c, err := s.gatherConsole(shop)
 	switch {
 	case err != nil:
 		console.Fail(w, r, shop.Name, err)
@@ -76,10 +76,11 @@ func (s *adminRoutes) consoleSetup(w http.ResponseWriter, r *http.Request) (*con
 	return c, true
 }
 
-// consoleCall gathers the console's keys and the pages' use cases. Once the
-// function's dependencies are built, as shop says they are, none of these
-// getters fails; each is still checked.
-func (s *adminRoutes) consoleCall(shop instance.Shop) (*consoleCall, error) {
+// gatherConsole takes the admin token, the console's keys and the pages' use
+// cases from their getters. Once the function's dependencies are built, as
+// shop says they are, none of these fails; each is still checked. Without
+// ADMIN_TOKEN it stops there: the console is off.
+func (s *adminRoutes) gatherConsole(shop instance.Shop) (*consoleCall, error) {
 	c := &consoleCall{pages: &console.Services{ShopName: shop.Name}}
 	var err error
 	if c.token, err = s.token(); err != nil || c.token == "" {

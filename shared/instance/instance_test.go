@@ -103,3 +103,46 @@ func TestStoreChecksTheDSN(t *testing.T) {
 		})
 	}
 }
+
+// TestGettersKeepNoFailure: a getter that failed on a bad setting succeeds
+// once the setting is fixed, with no new Env (a warm instance picks it up at
+// its next request); a getter that needs a setting that is unset says which,
+// while the use cases still work; and without WeChat Pay the notification
+// verifier is nil, not an interface around a nil client.
+func TestGettersKeepNoFailure(t *testing.T) {
+	env := map[string]string{"SESSION_SECRET": "too-short"}
+	e := &Env{Getenv: func(k string) string { return env[k] }, Log: slog.New(slog.NewJSONHandler(&bytes.Buffer{}, nil))}
+	defer e.Close()
+	fn := e.For(Function{Name: "customer", Settings: []string{"SESSION_SECRET"}})
+
+	if _, err := fn.Sessions(); booking.ErrorCode(err) != booking.EINTERNAL || !strings.Contains(err.Error(), "SESSION_SECRET") {
+		t.Errorf("Sessions with a short SESSION_SECRET: %v, want INTERNAL naming it", err)
+	}
+	if _, err := fn.Reservations(); err == nil {
+		t.Error("a use case was built although its function's setting is bad")
+	}
+	env["SESSION_SECRET"] = "session-secret-0123456789abcdef0123456789"
+	if s, err := fn.Sessions(); err != nil || s == nil {
+		t.Errorf("Sessions once SESSION_SECRET is fixed: %v, %v", s, err)
+	}
+	if r, err := fn.Reservations(); err != nil || r == nil {
+		t.Errorf("Reservations once SESSION_SECRET is fixed: %v, %v", r, err)
+	}
+
+	delete(env, "SESSION_SECRET")
+	unset := e.For(Function{Name: "no-secret", Settings: []string{"SESSION_SECRET"}})
+	for name, get := range map[string]func() (any, error){
+		"Sessions":    func() (any, error) { return unset.Sessions() },
+		"ConsoleKeys": func() (any, error) { return unset.ConsoleKeys() },
+	} {
+		if _, err := get(); booking.ErrorCode(err) != booking.EINTERNAL || !strings.Contains(err.Error(), "missing required setting SESSION_SECRET") {
+			t.Errorf("%s without SESSION_SECRET: %v", name, err)
+		}
+	}
+	if c, err := unset.Cancels(); err != nil || c == nil {
+		t.Errorf("Cancels without SESSION_SECRET: %v, %v", c, err)
+	}
+	if n, err := unset.PayNotifications(); err != nil || n != nil {
+		t.Errorf("PayNotifications without WeChat Pay: %v (%T), %v; want nil", n, n, err)
+	}
+}
