@@ -10,11 +10,26 @@ import (
 	"salon/shared/apigw"
 	"salon/shared/booking"
 	"salon/shared/instance"
+	"salon/shared/service"
 )
+
+// adminRoutes are what function admin uses: how the salon is let in (salon),
+// the use cases its JSON API and its console call, and the shop's name the
+// console shows.
+type adminRoutes struct {
+	salon
+	cancels   lazy[*service.Cancels]
+	door      lazy[*service.Door]
+	moves     lazy[*service.Moves]
+	timetable lazy[*service.Timetable]
+	reads     lazy[*service.ConsoleReads]
+	team      lazy[*service.Team]
+	shop      lazy[instance.Shop]
+}
 
 // walkIn books someone at the counter or on the phone: 201 with the booking,
 // confirmed, amountFen 0.
-func (s *Server) walkIn(w http.ResponseWriter, r *http.Request, d *instance.Deps) error {
+func (s *adminRoutes) walkIn(w http.ResponseWriter, r *http.Request, door *service.Door) error {
 	var body struct {
 		SlotID int64  `json:"slotId"`
 		Name   string `json:"name"`
@@ -23,12 +38,12 @@ func (s *Server) walkIn(w http.ResponseWriter, r *http.Request, d *instance.Deps
 	if err := apigw.DecodeJSON(r, &body); err != nil {
 		return err
 	}
-	b, err := d.Svc.WalkIn(r.Context(), booking.WalkInRequest{SlotID: body.SlotID, Name: body.Name, Phone: body.Phone})
-	return adminBookingResponse(w, r, d, b, err, http.StatusCreated)
+	b, err := door.WalkIn(r.Context(), booking.WalkInRequest{SlotID: body.SlotID, Name: body.Name, Phone: body.Phone})
+	return s.bookingResponse(w, r, b, err, http.StatusCreated)
 }
 
 // setCustomerNote sets the salon's note on a customer.
-func (s *Server) setCustomerNote(w http.ResponseWriter, r *http.Request, d *instance.Deps) error {
+func (s *adminRoutes) setCustomerNote(w http.ResponseWriter, r *http.Request, door *service.Door) error {
 	id, err := apigw.PathInt64(r, "customerId")
 	if err != nil {
 		return err
@@ -42,7 +57,7 @@ func (s *Server) setCustomerNote(w http.ResponseWriter, r *http.Request, d *inst
 	if body.Note == nil {
 		return booking.Errorf(booking.EBADREQUEST, "note: required (\"\" clears it)")
 	}
-	c, err := d.Svc.SetCustomerNote(r.Context(), id, *body.Note)
+	c, err := door.SetCustomerNote(r.Context(), id, *body.Note)
 	if err != nil {
 		return err
 	}
@@ -53,7 +68,7 @@ func (s *Server) setCustomerNote(w http.ResponseWriter, r *http.Request, d *inst
 // rescheduleBySalon moves a confirmed booking to any slot that has not ended:
 // {"slotId"} and, optional, {"fromSlotId"}, the slot the salon saw it in (a
 // booking found elsewhere is INVALID_STATE).
-func (s *Server) rescheduleBySalon(w http.ResponseWriter, r *http.Request, d *instance.Deps) error {
+func (s *adminRoutes) rescheduleBySalon(w http.ResponseWriter, r *http.Request, moves *service.Moves) error {
 	id, err := pathBookingID(r)
 	if err != nil {
 		return err
@@ -76,37 +91,63 @@ func (s *Server) rescheduleBySalon(w http.ResponseWriter, r *http.Request, d *in
 			return booking.Errorf(booking.EBADREQUEST, "fromSlotId: want a positive integer")
 		}
 	}
-	b, err := d.Svc.RescheduleBySalon(r.Context(), id, body.SlotID, from)
-	return adminBookingResponse(w, r, d, b, err, http.StatusOK)
+	b, err := moves.RescheduleBySalon(r.Context(), id, body.SlotID, from)
+	return s.bookingResponse(w, r, b, err, http.StatusOK)
 }
 
 // AdminRouter serves the salon: schedule, slot changes, the day's bookings,
 // cancel and check-in, and the console (HTML) under /admin/.
 func AdminRouter(e *instance.Env) *apigw.Router {
-	s, rt := newServer(e, adminFunction)
+	e = e.For(adminFunction)
+	s := &adminRoutes{
+		salon:   salon{token: e.AdminToken, keys: e.ConsoleKeys, accounts: e.Team},
+		cancels: e.Cancels, door: e.Door, moves: e.Moves, timetable: e.Timetable,
+		reads: e.ConsoleReads, team: e.Team, shop: e.Shop,
+	}
+	rt := apigw.NewRouter(adminFunction.Name, e.Logger())
 	s.consoleRoutes(rt)
-	rt.Handle("POST /admin/slots", s.admin(s.createSchedule))
-	rt.Handle("PATCH /admin/slots/{id}", s.admin(s.updateSlot))
-	rt.Handle("GET /admin/bookings", s.admin(s.dayBookings))
-	rt.Handle("POST /admin/bookings", s.admin(s.walkIn))
-	rt.Handle("PATCH /admin/customers/{customerId}", s.admin(s.setCustomerNote))
-	rt.Handle("POST /admin/bookings/{id}/cancel", s.admin(s.cancelBySalon))
-	rt.Handle("POST /admin/bookings/{id}/checkin", s.admin(s.checkIn))
-	rt.Handle("POST /admin/bookings/{id}/noshow", s.admin(s.markNoShow))
-	rt.Handle("POST /admin/bookings/{id}/reschedule", s.admin(s.rescheduleBySalon))
-	rt.Handle("POST /admin/checkin", s.admin(s.checkInByCode))
-	rt.Handle("GET /admin/staff", s.admin(s.listStaff))
-	rt.Handle("POST /admin/staff", s.admin(s.createStaff))
-	rt.Handle("PATCH /admin/staff/{id}", s.admin(s.updateStaff))
+	rt.Handle("POST /admin/slots", admin(s.salon, s.timetable, s.createSchedule))
+	rt.Handle("PATCH /admin/slots/{id}", admin(s.salon, s.timetable, s.updateSlot))
+	rt.Handle("GET /admin/bookings", admin(s.salon, s.reads, s.dayBookings))
+	rt.Handle("POST /admin/bookings", admin(s.salon, s.door, s.walkIn))
+	rt.Handle("PATCH /admin/customers/{customerId}", admin(s.salon, s.door, s.setCustomerNote))
+	rt.Handle("POST /admin/bookings/{id}/cancel", admin(s.salon, s.cancels, s.cancelBySalon))
+	rt.Handle("POST /admin/bookings/{id}/checkin", admin(s.salon, s.door, s.checkIn))
+	rt.Handle("POST /admin/bookings/{id}/noshow", admin(s.salon, s.door, s.markNoShow))
+	rt.Handle("POST /admin/bookings/{id}/reschedule", admin(s.salon, s.moves, s.rescheduleBySalon))
+	rt.Handle("POST /admin/checkin", admin(s.salon, s.door, s.checkInByCode))
+	rt.Handle("GET /admin/staff", admin(s.salon, s.team, s.listStaff))
+	rt.Handle("POST /admin/staff", admin(s.salon, s.team, s.createStaff))
+	rt.Handle("PATCH /admin/staff/{id}", admin(s.salon, s.team, s.updateStaff))
 	return rt
 }
 
-func (s *Server) createSchedule(w http.ResponseWriter, r *http.Request, d *instance.Deps) error {
+// bookingResponse answers a booking as the salon sees it: with its openid
+// and its customer.
+func (s *adminRoutes) bookingResponse(w http.ResponseWriter, r *http.Request, b *booking.Booking, err error, status int) error {
+	if err != nil {
+		return err
+	}
+	apigw.SetBookingID(r.Context(), b.ID)
+	reads, err := s.reads()
+	if err != nil {
+		return err
+	}
+	if b.Customer == nil {
+		if err := reads.WithCustomers(r.Context(), b); err != nil {
+			return err
+		}
+	}
+	apigw.WriteJSON(w, status, map[string]any{"booking": toBookingJSON(b, reads.Common, true)})
+	return nil
+}
+
+func (s *adminRoutes) createSchedule(w http.ResponseWriter, r *http.Request, t *service.Timetable) error {
 	var sched booking.Schedule
 	if err := apigw.DecodeJSON(r, &sched); err != nil {
 		return err
 	}
-	created, skipped, err := d.Svc.CreateSchedule(r.Context(), sched)
+	created, skipped, err := t.CreateSchedule(r.Context(), sched)
 	if err != nil {
 		return err
 	}
@@ -114,7 +155,7 @@ func (s *Server) createSchedule(w http.ResponseWriter, r *http.Request, d *insta
 	return nil
 }
 
-func (s *Server) updateSlot(w http.ResponseWriter, r *http.Request, d *instance.Deps) error {
+func (s *adminRoutes) updateSlot(w http.ResponseWriter, r *http.Request, t *service.Timetable) error {
 	id, err := apigw.PathInt64(r, "id")
 	if err != nil {
 		return err
@@ -123,68 +164,68 @@ func (s *Server) updateSlot(w http.ResponseWriter, r *http.Request, d *instance.
 	if err := apigw.DecodeJSON(r, &u); err != nil {
 		return err
 	}
-	sl, err := d.Svc.UpdateSlot(r.Context(), id, u)
+	sl, err := t.UpdateSlot(r.Context(), id, u)
 	if err != nil {
 		return err
 	}
-	apigw.WriteJSON(w, http.StatusOK, toSlotJSON(&sl.Slot, sl.Bookable, d.Cfg.ShopTZ, true))
+	apigw.WriteJSON(w, http.StatusOK, toSlotJSON(&sl.Slot, sl.Bookable, t.Loc, true))
 	return nil
 }
 
-func (s *Server) dayBookings(w http.ResponseWriter, r *http.Request, d *instance.Deps) error {
-	date, from, to, err := dayQuery(r, d.Cfg.ShopTZ)
+func (s *adminRoutes) dayBookings(w http.ResponseWriter, r *http.Request, reads *service.ConsoleReads) error {
+	date, from, to, err := dayQuery(r, reads.Loc)
 	if err != nil {
 		return err
 	}
-	bs, err := d.Svc.DayBookings(r.Context(), from, to)
+	bs, err := reads.DayBookings(r.Context(), from, to)
 	if err != nil {
 		return err
 	}
-	if err := d.Svc.WithCustomers(r.Context(), bs...); err != nil {
+	if err := reads.WithCustomers(r.Context(), bs...); err != nil {
 		return err
 	}
-	apigw.WriteJSON(w, http.StatusOK, map[string]any{"date": date, "bookings": toBookingsJSON(bs, d.Cfg, true)})
+	apigw.WriteJSON(w, http.StatusOK, map[string]any{"date": date, "bookings": toBookingsJSON(bs, reads.Common, true)})
 	return nil
 }
 
-func (s *Server) cancelBySalon(w http.ResponseWriter, r *http.Request, d *instance.Deps) error {
+func (s *adminRoutes) cancelBySalon(w http.ResponseWriter, r *http.Request, cancels *service.Cancels) error {
 	id, err := pathBookingID(r)
 	if err != nil {
 		return err
 	}
-	b, err := d.Svc.CancelBySalon(r.Context(), id)
-	return adminBookingResponse(w, r, d, b, err, http.StatusOK)
+	b, err := cancels.CancelBySalon(r.Context(), id)
+	return s.bookingResponse(w, r, b, err, http.StatusOK)
 }
 
 // checkInByCode checks in today's booking with the code the customer shows at
 // the door (the QR code or its digits).
-func (s *Server) checkInByCode(w http.ResponseWriter, r *http.Request, d *instance.Deps) error {
+func (s *adminRoutes) checkInByCode(w http.ResponseWriter, r *http.Request, door *service.Door) error {
 	var body struct {
 		Code string `json:"code"`
 	}
 	if err := apigw.DecodeJSON(r, &body); err != nil {
 		return err
 	}
-	b, err := d.Svc.CheckInByCode(r.Context(), body.Code)
-	return adminBookingResponse(w, r, d, b, err, http.StatusOK)
+	b, err := door.CheckInByCode(r.Context(), body.Code)
+	return s.bookingResponse(w, r, b, err, http.StatusOK)
 }
 
-func (s *Server) checkIn(w http.ResponseWriter, r *http.Request, d *instance.Deps) error {
+func (s *adminRoutes) checkIn(w http.ResponseWriter, r *http.Request, door *service.Door) error {
 	id, err := pathBookingID(r)
 	if err != nil {
 		return err
 	}
-	b, err := d.Svc.CheckIn(r.Context(), id)
-	return adminBookingResponse(w, r, d, b, err, http.StatusOK)
+	b, err := door.CheckIn(r.Context(), id)
+	return s.bookingResponse(w, r, b, err, http.StatusOK)
 }
 
-func (s *Server) markNoShow(w http.ResponseWriter, r *http.Request, d *instance.Deps) error {
+func (s *adminRoutes) markNoShow(w http.ResponseWriter, r *http.Request, door *service.Door) error {
 	id, err := pathBookingID(r)
 	if err != nil {
 		return err
 	}
-	b, err := d.Svc.MarkNoShow(r.Context(), id)
-	return adminBookingResponse(w, r, d, b, err, http.StatusOK)
+	b, err := door.MarkNoShow(r.Context(), id)
+	return s.bookingResponse(w, r, b, err, http.StatusOK)
 }
 
 // pathBookingID reads the booking id of the path and names it on the log line.

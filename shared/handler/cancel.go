@@ -10,13 +10,24 @@ import (
 	"salon/shared/apigw"
 	"salon/shared/booking"
 	"salon/shared/instance"
+	"salon/shared/service"
 )
 
-// CancelRouter serves the customer's cancel.
+// cancelRoutes are what function cancel uses: the customer's session, the
+// cancels and the moves.
+type cancelRoutes struct {
+	customers
+	cancels lazy[*service.Cancels]
+	moves   lazy[*service.Moves]
+}
+
+// CancelRouter serves the customer's cancel and move.
 func CancelRouter(e *instance.Env) *apigw.Router {
-	s, rt := newServer(e, cancelFunction)
-	rt.Handle("POST /bookings/{id}/cancel", s.customer(s.cancel))
-	rt.Handle("POST /bookings/{id}/reschedule", s.customer(s.reschedule))
+	e = e.For(cancelFunction)
+	s := &cancelRoutes{customers: customers{sessions: e.Sessions}, cancels: e.Cancels, moves: e.Moves}
+	rt := apigw.NewRouter(cancelFunction.Name, e.Logger())
+	rt.Handle("POST /bookings/{id}/cancel", customer(s.customers, s.cancels, s.cancel))
+	rt.Handle("POST /bookings/{id}/reschedule", customer(s.customers, s.moves, s.reschedule))
 	return rt
 }
 
@@ -44,16 +55,16 @@ func moveRequest(r *http.Request) (id, slotID int64, err error) {
 }
 
 // reschedule moves the customer's own confirmed booking to another slot.
-func (s *Server) reschedule(w http.ResponseWriter, r *http.Request, d *instance.Deps, openid string) error {
+func (s *cancelRoutes) reschedule(w http.ResponseWriter, r *http.Request, moves *service.Moves, openid string) error {
 	id, slotID, err := moveRequest(r)
 	if err != nil {
 		return err
 	}
-	b, err := d.Svc.RescheduleByCustomer(r.Context(), openid, id, slotID)
-	return bookingResponse(w, d, b, err, false)
+	b, err := moves.RescheduleByCustomer(r.Context(), openid, id, slotID)
+	return bookingResponse(w, moves.Common, b, err, false)
 }
 
-func (s *Server) cancel(w http.ResponseWriter, r *http.Request, d *instance.Deps, openid string) error {
+func (s *cancelRoutes) cancel(w http.ResponseWriter, r *http.Request, cancels *service.Cancels, openid string) error {
 	id, err := apigw.PathInt64(r, "id")
 	if err != nil {
 		return err
@@ -72,30 +83,16 @@ func (s *Server) cancel(w http.ResponseWriter, r *http.Request, d *instance.Deps
 			return err
 		}
 	}
-	b, err := d.Svc.CancelByCustomer(r.Context(), openid, id, body.ForfeitDeposit)
-	return bookingResponse(w, d, b, err, false)
+	b, err := cancels.CancelByCustomer(r.Context(), openid, id, body.ForfeitDeposit)
+	return bookingResponse(w, cancels.Common, b, err, false)
 }
 
-func bookingResponse(w http.ResponseWriter, d *instance.Deps, b *booking.Booking, err error, withOpenID bool) error {
+// bookingResponse answers a booking as its customer sees it (c: the use case
+// that changed or read it).
+func bookingResponse(w http.ResponseWriter, c *service.Common, b *booking.Booking, err error, withOpenID bool) error {
 	if err != nil {
 		return err
 	}
-	apigw.WriteJSON(w, http.StatusOK, map[string]any{"booking": toBookingJSON(b, d.Cfg, withOpenID)})
-	return nil
-}
-
-// adminBookingResponse answers a booking as the salon sees it: with its openid
-// and its customer.
-func adminBookingResponse(w http.ResponseWriter, r *http.Request, d *instance.Deps, b *booking.Booking, err error, status int) error {
-	if err != nil {
-		return err
-	}
-	apigw.SetBookingID(r.Context(), b.ID)
-	if b.Customer == nil {
-		if err := d.Svc.WithCustomers(r.Context(), b); err != nil {
-			return err
-		}
-	}
-	apigw.WriteJSON(w, status, map[string]any{"booking": toBookingJSON(b, d.Cfg, true)})
+	apigw.WriteJSON(w, http.StatusOK, map[string]any{"booking": toBookingJSON(b, c, withOpenID)})
 	return nil
 }

@@ -36,14 +36,11 @@ func createStaff(t testing.TB, svc *service.Service, name string, role booking.R
 // address; the built-in owner's right token signs in even while locked.
 func TestConsoleSignInLockOut(t *testing.T) {
 	s := newSystem(t)
-	d, err := s.apiEnv.Deps()
-	if err != nil {
-		t.Fatal(err)
-	}
-	createStaff(t, d.Svc, "小美", booking.RoleStaff)
-	gone := createStaff(t, d.Svc, "阿芳", booking.RoleStaff)
+	svc := s.svc()
+	createStaff(t, svc, "小美", booking.RoleStaff)
+	gone := createStaff(t, svc, "阿芳", booking.RoleStaff)
 	yes := true
-	if _, err := d.Svc.UpdateStaff(service.WithStaff(context.Background(), booking.BuiltInOwner), gone.ID, &yes, nil); err != nil {
+	if _, err := svc.UpdateStaff(service.WithStaff(context.Background(), booking.BuiltInOwner), gone.ID, &yes, nil); err != nil {
 		t.Fatal(err)
 	}
 	signIn := func(name, password string) (*http.Response, string) {
@@ -138,11 +135,7 @@ func (s *system) signInFrom(source, name, password string) apigw.Response {
 // with Retry-After, as the sign-in does), and her session stands.
 func TestConsolePasswordChangeIsThrottled(t *testing.T) {
 	s := newSystem(t)
-	d, err := s.apiEnv.Deps()
-	if err != nil {
-		t.Fatal(err)
-	}
-	createStaff(t, d.Svc, "小美", booking.RoleStaff)
+	createStaff(t, s.svc(), "小美", booking.RoleStaff)
 	cookie, csrf := s.consoleSignInAs("小美", techPassword)
 	change := func(current string) *http.Response {
 		t.Helper()
@@ -191,8 +184,8 @@ func (s *system) loginPageFor(name, password string) string {
 // a 5xx; no account changes, and no name of more than 40 characters is
 // recorded.
 func FuzzConsoleSignIn(f *testing.F) {
-	e, d, store := fuzzFunctions(f)
-	createStaff(f, d.Svc, "小美", booking.RoleStaff)
+	e, svc, store := fuzzFunctions(f)
+	createStaff(f, svc, "小美", booking.RoleStaff)
 	admin := AdminRouter(e)
 	accounts := func() string {
 		var n, hashes string
@@ -273,11 +266,7 @@ func FuzzConsoleSignIn(f *testing.F) {
 func TestAuditNamesTheStaffMemberInCLS(t *testing.T) {
 	srv, cl := relWithCLS(t)
 	s := newSystem(t, cl)
-	d, err := s.apiEnv.Deps()
-	if err != nil {
-		t.Fatal(err)
-	}
-	amy := createStaff(t, d.Svc, "小美", booking.RoleStaff)
+	amy := createStaff(t, s.svc(), "小美", booking.RoleStaff)
 	slot := s.doorSlot(3, 5000)
 	byStaff, byOwner := s.paidBooking("oStaff-0001", slot), s.paidBooking("oOwner-0001", slot)
 	cookie, csrf := s.consoleSignInAs("小美", techPassword)

@@ -12,7 +12,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"time"
 
 	"salon/shared/apigw"
 	"salon/shared/booking"
@@ -22,30 +21,12 @@ import (
 	"salon/shared/service"
 )
 
-// keysOf is the console's keys for one configuration: they need SESSION_SECRET.
-func keysOf(d *instance.Deps, now func() time.Time) (*consoleauth.Keys, error) {
-	if err := d.Cfg.Require("SESSION_SECRET"); err != nil {
-		return nil, err
-	}
-	return consoleauth.NewKeys(d.Cfg.SessionSecret, d.Cfg.AdminToken, now), nil
-}
-
-// checkAPISession authenticates a JSON admin API request by its session cookie
-// (consoleauth.Keys.CheckAPIRequest says how).
-func checkAPISession(r *http.Request, d *instance.Deps) (booking.Staff, error) {
-	k, err := keysOf(d, nil)
-	if err != nil {
-		return booking.Staff{}, err
-	}
-	return k.CheckAPIRequest(r, d.Svc)
-}
-
 // consoleRoutes adds the console to the admin function's router: sign-in,
 // sign-out and changing one's password here, the pages behind the
 // authentication their route asks for. A page the route marks as one action's
 // (the staff accounts) is refused with FORBIDDEN to a role that may not take
 // it; every change is allowed or refused again by the service.
-func (s *Server) consoleRoutes(rt *apigw.Router) {
+func (s *adminRoutes) consoleRoutes(rt *apigw.Router) {
 	c := &console.Console{}
 	rt.HandleFunc("GET /admin/login", s.consoleSignedOut(s.consoleLoginPage))
 	rt.HandleFunc("POST /admin/login", s.consoleSignedOut(s.consoleLogin))
@@ -58,40 +39,84 @@ func (s *Server) consoleRoutes(rt *apigw.Router) {
 		case console.SignedIn, console.Change:
 			page := route.Page
 			rt.HandleFunc(route.Pattern, s.consoleSignedIn(route.Access == console.Change, route.Needs,
-				func(w http.ResponseWriter, q *console.Request, _ *consoleauth.Session, _ *consoleauth.Keys) {
+				func(w http.ResponseWriter, q *console.Request, _ *consoleauth.Session, _ *consoleCall) {
 					page(w, q)
 				}))
 		}
 	}
 }
 
-// consoleSetup gets the dependencies and the console's keys. The console needs
-// ADMIN_TOKEN (without it the admin function is switched off) and SESSION_SECRET
-// (its sessions are signed with it). A failure is answered as the error page.
-func (s *Server) consoleSetup(w http.ResponseWriter, r *http.Request) (*instance.Deps, *consoleauth.Keys, bool) {
-	d, err := s.deps()
+// consoleCall is what the console's sign-in and its pages use for one request:
+// the admin token (the built-in owner's password), the console's keys, and
+// what the pages are given (among it the accounts, Team).
+type consoleCall struct {
+	token string
+	keys  *consoleauth.Keys
+	pages *console.Services
+}
+
+// consoleSetup gets what a console request uses. The console needs ADMIN_TOKEN
+// (without it the admin function is switched off) and SESSION_SECRET (its
+// sessions are signed with it). A failure is answered as the error page.
+func (s *adminRoutes) consoleSetup(w http.ResponseWriter, r *http.Request) (*consoleCall, bool) {
+	shop, err := s.shop()
 	if err != nil {
-		console.Fail(w, r, nil, err)
-		return nil, nil, false
+		console.Fail(w, r, "", err)
+		return nil, false
 	}
-	if d.Cfg.AdminToken == "" {
-		console.Fail(w, r, d, booking.Errorf(booking.EFORBIDDEN, "ADMIN_TOKEN is not set: console disabled"))
-		return nil, nil, false
+	c, err := s.gatherConsole(shop)
+	switch {
+	case err != nil:
+		console.Fail(w, r, shop.Name, err)
+		return nil, false
+	case c.token == "":
+		console.Off(w, r, shop.Name)
+		return nil, false
 	}
-	k, err := keysOf(d, nil)
-	if err != nil {
-		console.Fail(w, r, d, err)
-		return nil, nil, false
+	return c, true
+}
+
+// gatherConsole takes the admin token, the console's keys and the pages' use
+// cases from their getters. Once the function's dependencies are built, as
+// shop says they are, none of these fails; each is still checked. Without
+// ADMIN_TOKEN it stops there: the console is off.
+func (s *adminRoutes) gatherConsole(shop instance.Shop) (*consoleCall, error) {
+	c := &consoleCall{pages: &console.Services{ShopName: shop.Name}}
+	var err error
+	if c.token, err = s.token(); err != nil || c.token == "" {
+		return c, err
 	}
-	return d, k, true
+	if c.keys, err = s.keys(); err != nil {
+		return nil, err
+	}
+	p := c.pages
+	if p.Reads, err = s.reads(); err != nil {
+		return nil, err
+	}
+	if p.Door, err = s.door(); err != nil {
+		return nil, err
+	}
+	if p.Cancels, err = s.cancels(); err != nil {
+		return nil, err
+	}
+	if p.Moves, err = s.moves(); err != nil {
+		return nil, err
+	}
+	if p.Timetable, err = s.timetable(); err != nil {
+		return nil, err
+	}
+	if p.Team, err = s.team(); err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
 // consoleSignedOut serves the sign-in page and its form.
-func (s *Server) consoleSignedOut(h func(w http.ResponseWriter, q *console.Request, k *consoleauth.Keys)) http.HandlerFunc {
+func (s *adminRoutes) consoleSignedOut(h func(w http.ResponseWriter, q *console.Request, c *consoleCall)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		d, k, ok := s.consoleSetup(w, r)
+		c, ok := s.consoleSetup(w, r)
 		if ok {
-			h(w, console.NewRequest(r, d, nil, "", nil), k)
+			h(w, console.NewRequest(r, c.pages, nil, "", nil), c)
 		}
 	}
 }
@@ -102,25 +127,26 @@ func (s *Server) consoleSignedOut(h func(w http.ResponseWriter, q *console.Reque
 // change was refused. needs, when set, is the action the page is for: a role
 // that may not take it gets FORBIDDEN before the page runs. The request's
 // context names the session's staff member, by whose role the service allows.
-func (s *Server) consoleSignedIn(change bool, needs booking.AdminAction, h func(w http.ResponseWriter, q *console.Request, sess *consoleauth.Session, k *consoleauth.Keys)) http.HandlerFunc {
+func (s *adminRoutes) consoleSignedIn(change bool, needs booking.AdminAction, h func(w http.ResponseWriter, q *console.Request, sess *consoleauth.Session, c *consoleCall)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		d, k, ok := s.consoleSetup(w, r)
+		c, ok := s.consoleSetup(w, r)
 		if !ok {
 			return
 		}
-		sess := k.SessionOf(r, d.Svc)
+		shop := c.pages.ShopName
+		sess := c.keys.SessionOf(r, c.pages.Team)
 		if sess == nil && !change {
 			console.Redirect(w, "login")
 			return
 		}
 		if sess == nil {
-			console.Fail(w, r, d, booking.Errorf(booking.EUNAUTHORIZED, "console change without a session"))
+			console.Fail(w, r, shop, booking.Errorf(booking.EUNAUTHORIZED, "console change without a session"))
 			return
 		}
 		r = r.WithContext(service.WithStaff(r.Context(), sess.Staff))
 		if needs != "" {
 			if err := sess.Staff.Role.Allow(needs); err != nil {
-				console.FailPage(w, console.NewRequest(r, d, &sess.Staff, sess.CSRF(), nil), err)
+				console.FailPage(w, console.NewRequest(r, c.pages, &sess.Staff, sess.CSRF(), nil), err)
 				return
 			}
 		}
@@ -131,17 +157,16 @@ func (s *Server) consoleSignedIn(change bool, needs booking.AdminAction, h func(
 				err = sess.CheckCSRF(form.Get(consoleauth.CSRFField))
 			}
 			if err != nil {
-				console.Fail(w, r, d, err)
+				console.Fail(w, r, shop, err)
 				return
 			}
 		}
-		h(w, console.NewRequest(r, d, &sess.Staff, sess.CSRF(), form), sess, k)
+		h(w, console.NewRequest(r, c.pages, &sess.Staff, sess.CSRF(), form), sess, c)
 	}
 }
 
-func (s *Server) consoleLoginPage(w http.ResponseWriter, q *console.Request, k *consoleauth.Keys) {
-	r, d := q.HTTP(), q.Deps()
-	if k.SessionOf(r, d.Svc) != nil {
+func (s *adminRoutes) consoleLoginPage(w http.ResponseWriter, q *console.Request, c *consoleCall) {
+	if c.keys.SessionOf(q.HTTP(), c.pages.Team) != nil {
 		console.Redirect(w, "./")
 		return
 	}
@@ -151,15 +176,15 @@ func (s *Server) consoleLoginPage(w http.ResponseWriter, q *console.Request, k *
 // consoleLogin signs in by name and password (the service checks them and
 // counts failures). A wrong password, an unknown name and a disabled account get
 // the same page and words; a locked name gets 429 with Retry-After.
-func (s *Server) consoleLogin(w http.ResponseWriter, q *console.Request, k *consoleauth.Keys) {
-	r, d := q.HTTP(), q.Deps()
+func (s *adminRoutes) consoleLogin(w http.ResponseWriter, q *console.Request, c *consoleCall) {
+	r, team, shop := q.HTTP(), c.pages.Team, c.pages.ShopName
 	form, err := console.ParseForm(r)
 	if err != nil {
-		console.Fail(w, r, d, err)
+		console.Fail(w, r, shop, err)
 		return
 	}
 	name := strings.TrimSpace(form.Get("name"))
-	st, err := d.Svc.SignIn(r.Context(), name, form.Get("password"), signInAddress(r), d.Cfg.AdminToken)
+	st, err := team.SignIn(r.Context(), name, form.Get("password"), signInAddress(r), c.token)
 	var locked *booking.Error
 	switch {
 	case booking.IsCode(err, booking.EUNAUTHORIZED):
@@ -172,11 +197,11 @@ func (s *Server) consoleLogin(w http.ResponseWriter, q *console.Request, k *cons
 		console.RenderLogin(w, q, http.StatusTooManyRequests, name, locked.RetryAfter)
 		return
 	case err != nil:
-		console.Fail(w, r, d, d.Svc.Classify(err))
+		console.Fail(w, r, shop, team.Classify(err))
 		return
 	}
-	if err := k.Start(w, r, *st); err != nil {
-		console.Fail(w, r, d, err)
+	if err := c.keys.Start(w, r, *st); err != nil {
+		console.Fail(w, r, shop, err)
 		return
 	}
 	console.Redirect(w, "./")
@@ -195,14 +220,14 @@ func signInAddress(r *http.Request) string { return booking.SignInAddress(r.Remo
 // owner's reset ended the session) and ends her sessions; this browser gets a
 // new session of the changed account, so she stays signed in here and nowhere
 // else.
-func (s *Server) consolePassword(w http.ResponseWriter, q *console.Request, _ *consoleauth.Session, k *consoleauth.Keys) {
-	r, d := q.HTTP(), q.Deps()
+func (s *adminRoutes) consolePassword(w http.ResponseWriter, q *console.Request, _ *consoleauth.Session, c *consoleCall) {
+	r, team := q.HTTP(), c.pages.Team
 	form := q.Form()
 	if form.Get("new") != form.Get("again") {
 		console.PasswordOutcome(w, "mismatch")
 		return
 	}
-	st, err := d.Svc.ChangeMyPassword(r.Context(), form.Get("current"), form.Get("new"), signInAddress(r))
+	st, err := team.ChangeMyPassword(r.Context(), form.Get("current"), form.Get("new"), signInAddress(r))
 	var locked *booking.Error
 	switch {
 	case errors.As(err, &locked) && locked.Code == booking.ETOOMANYATTEMPTS:
@@ -211,15 +236,15 @@ func (s *Server) consolePassword(w http.ResponseWriter, q *console.Request, _ *c
 		console.FailPage(w, q, err)
 		return
 	case err != nil:
-		err = d.Svc.Classify(err)
+		err = team.Classify(err)
 		if booking.IsCode(err, booking.EBADREQUEST) {
 			console.PasswordOutcome(w, "refused")
 			return
 		}
-		console.Fail(w, r, d, err)
+		console.Fail(w, r, c.pages.ShopName, err)
 		return
 	}
-	if err := k.Start(w, r, *st); err != nil {
+	if err := c.keys.Start(w, r, *st); err != nil {
 		// The password is changed and this session ended with it: sign in again.
 		apigw.Logger(r.Context()).Error("console session after a password change", "err", err.Error())
 		console.Redirect(w, "login")
@@ -230,10 +255,10 @@ func (s *Server) consolePassword(w http.ResponseWriter, q *console.Request, _ *c
 
 // consoleLogout ends the session: the browser drops the cookie, and the session
 // is recorded as ended so that a copy of the cookie is refused too.
-func (s *Server) consoleLogout(w http.ResponseWriter, q *console.Request, sess *consoleauth.Session, _ *consoleauth.Keys) {
-	r, d := q.HTTP(), q.Deps()
-	if err := d.Svc.EndConsoleSession(r.Context(), sess.ID, sess.ExpiresAt); err != nil {
-		console.Fail(w, r, d, err)
+func (s *adminRoutes) consoleLogout(w http.ResponseWriter, q *console.Request, sess *consoleauth.Session, c *consoleCall) {
+	r := q.HTTP()
+	if err := c.pages.Team.EndConsoleSession(r.Context(), sess.ID, sess.ExpiresAt); err != nil {
+		console.Fail(w, r, c.pages.ShopName, err)
 		return
 	}
 	consoleauth.End(w, r)

@@ -13,14 +13,26 @@ import (
 	"salon/shared/booking"
 	"salon/shared/instance"
 	"salon/shared/openapi"
+	"salon/shared/service"
+	"salon/shared/session"
+	"salon/shared/wxlogin"
 )
+
+// slotsRoutes are what function slots uses: the schedule, and the shop's name
+// and notification templates for GET /config.
+type slotsRoutes struct {
+	timetable lazy[*service.Timetable]
+	shop      lazy[instance.Shop]
+}
 
 // SlotsRouter serves the public schedule and the health check (function slots).
 func SlotsRouter(e *instance.Env) *apigw.Router {
-	s, rt := newServer(e, slotsFunction)
+	e = e.For(slotsFunction)
+	s := &slotsRoutes{timetable: e.Timetable, shop: e.Shop}
+	rt := apigw.NewRouter(slotsFunction.Name, e.Logger())
 	rt.HandleFunc("GET /healthz", s.healthz)
-	rt.Handle("GET /slots", s.public(s.slots))
-	rt.Handle("GET /config", s.public(s.shopConfig))
+	rt.Handle("GET /slots", serve(s.timetable, s.slots))
+	rt.Handle("GET /config", serve(s.timetable, s.shopConfig))
 	rt.HandleFunc("GET /openapi.json", openAPIDocument)
 	return rt
 }
@@ -44,16 +56,20 @@ func openAPIDocument(w http.ResponseWriter, r *http.Request) {
 // signs in: the shop's name, how far ahead it books, the cancellation policy,
 // how often a customer may move a booking herself (RESCHEDULE_LIMIT), and the subscribe-message template id of each kind of notification that is
 // on (for wx.requestSubscribeMessage), so the client keeps no copy of them.
-func (s *Server) shopConfig(w http.ResponseWriter, r *http.Request, d *instance.Deps) error {
+func (s *slotsRoutes) shopConfig(w http.ResponseWriter, r *http.Request, t *service.Timetable) error {
+	shop, err := s.shop()
+	if err != nil {
+		return err
+	}
 	templates := map[string]string{}
-	for kind, id := range d.TemplateIDs {
+	for kind, id := range shop.TemplateIDs {
 		templates[string(kind)] = id
 	}
 	apigw.WriteJSON(w, http.StatusOK, map[string]any{
-		"shopName":           d.Cfg.ShopName,
-		"bookingWindowDays":  d.Cfg.BookingWindowDays,
-		"cancelFreeHours":    d.Cfg.CancelFreeHours,
-		"rescheduleLimit":    d.Cfg.RescheduleLimit,
+		"shopName":           shop.Name,
+		"bookingWindowDays":  t.Policy.BookingWindowDays,
+		"cancelFreeHours":    t.Policy.CancelFreeHours,
+		"rescheduleLimit":    t.Policy.RescheduleLimit,
 		"subscribeTemplates": templates,
 	})
 	return nil
@@ -61,12 +77,12 @@ func (s *Server) shopConfig(w http.ResponseWriter, r *http.Request, d *instance.
 
 // healthz answers 503 both when the database does not answer and when the
 // dependencies cannot be built: either way this instance cannot serve.
-func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
+func (s *slotsRoutes) healthz(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	d, err := s.deps()
+	t, err := s.timetable()
 	if err == nil {
 		pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		err = d.Svc.Ping(pctx)
+		err = t.Ping(pctx)
 		cancel()
 	}
 	if err != nil {
@@ -78,16 +94,16 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	apigw.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
-func (s *Server) slots(w http.ResponseWriter, r *http.Request, d *instance.Deps) error {
-	date, from, to, err := dayQuery(r, d.Cfg.ShopTZ)
+func (s *slotsRoutes) slots(w http.ResponseWriter, r *http.Request, t *service.Timetable) error {
+	date, from, to, err := dayQuery(r, t.Loc)
 	if err != nil {
 		return err
 	}
-	slots, err := d.Svc.Schedule(r.Context(), from, to)
+	slots, err := t.Schedule(r.Context(), from, to)
 	if err != nil {
 		return err
 	}
-	apigw.WriteJSON(w, http.StatusOK, map[string]any{"date": date, "slots": toSlotsJSON(slots, d.Cfg.ShopTZ)})
+	apigw.WriteJSON(w, http.StatusOK, map[string]any{"date": date, "slots": toSlotsJSON(slots, t.Loc)})
 	return nil
 }
 
@@ -111,10 +127,22 @@ func oneQuery(r *http.Request, name string) (string, error) {
 	return vs[0], nil
 }
 
+// loginRoutes are what function login uses: WeChat's code2session and how
+// long to wait for it, the session signer, and the shop's time zone (Shop). It calls
+// no use case: a sign-in has no booking in it.
+type loginRoutes struct {
+	sessions lazy[*session.Signer]
+	wechat   lazy[*wxlogin.Client]
+	timeout  func() time.Duration
+	shop     lazy[instance.Shop]
+}
+
 // LoginRouter exchanges the mini-program's login code for a session token.
 func LoginRouter(e *instance.Env) *apigw.Router {
-	s, rt := newServer(e, loginFunction)
-	rt.Handle("POST /login", s.public(s.login))
+	e = e.For(loginFunction)
+	s := &loginRoutes{sessions: e.Sessions, wechat: e.Login, timeout: e.LoginTimeoutOrDefault, shop: e.Shop}
+	rt := apigw.NewRouter(loginFunction.Name, e.Logger())
+	rt.Handle("POST /login", apigw.HandlerFunc(s.login))
 	return rt
 }
 
@@ -122,8 +150,18 @@ func LoginRouter(e *instance.Env) *apigw.Router {
 // characters.
 const maxLoginCodeChars = 128
 
-func (s *Server) login(w http.ResponseWriter, r *http.Request, d *instance.Deps) error {
-	if err := d.Cfg.Require(loginFunction.Required...); err != nil {
+func (s *loginRoutes) login(w http.ResponseWriter, r *http.Request) error {
+	// The settings login requires, in the order its list names them.
+	sessions, err := s.sessions()
+	if err != nil {
+		return err
+	}
+	wechat, err := s.wechat()
+	if err != nil {
+		return err
+	}
+	shop, err := s.shop()
+	if err != nil {
 		return err
 	}
 	var body struct {
@@ -137,16 +175,16 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request, d *instance.Deps)
 	if n := utf8.RuneCountInString(body.Code); n == 0 || n > maxLoginCodeChars {
 		return booking.Errorf(booking.EBADREQUEST, "code: want 1-%d characters", maxLoginCodeChars)
 	}
-	wctx, cancel := context.WithTimeout(r.Context(), s.env.LoginTimeoutOrDefault())
+	wctx, cancel := context.WithTimeout(r.Context(), s.timeout())
 	defer cancel()
-	openid, err := d.Login.Code2Session(wctx, body.Code)
+	openid, err := wechat.Code2Session(wctx, body.Code)
 	if err != nil {
 		return err
 	}
-	token, exp, err := d.Sessions.Issue(openid)
+	token, exp, err := sessions.Issue(openid)
 	if err != nil {
 		return err
 	}
-	apigw.WriteJSON(w, http.StatusOK, map[string]string{"token": token, "expiresAt": shopTime(exp, d.Cfg.ShopTZ)})
+	apigw.WriteJSON(w, http.StatusOK, map[string]string{"token": token, "expiresAt": shopTime(exp, shop.Loc)})
 	return nil
 }

@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"salon/shared/booking"
-	"salon/shared/config"
+	"salon/shared/service"
 	"salon/shared/wechatpay"
 )
 
@@ -94,13 +94,15 @@ type reservationJSON struct {
 
 func shopTime(t time.Time, loc *time.Location) string { return t.In(loc).Format(time.RFC3339) }
 
-func toBookingJSON(b *booking.Booking, cfg *config.Config, withOpenID bool) bookingJSON {
-	loc := cfg.ShopTZ
+// toBookingJSON shapes b in the shop's time zone, with the free-cancel
+// deadline of the salon's policy, both as the use case c has them.
+func toBookingJSON(b *booking.Booking, c *service.Common, withOpenID bool) bookingJSON {
+	loc := c.Loc
 	j := bookingJSON{
 		BookingID: b.ID, SlotID: b.SlotID, Status: b.Status.String(),
 		StartAt: shopTime(b.StartAt, loc), EndAt: shopTime(b.EndAt, loc), AmountFen: b.AmountFen,
 		LockExpireAt: shopTime(b.LockExpire, loc), CreatedAt: shopTime(b.CreatedAt, loc),
-		CancelFreeUntil: shopTime(b.CancelFreeUntil(cfg.CancelFreeHours), loc),
+		CancelFreeUntil: shopTime(b.CancelFreeUntil(c.Policy.CancelFreeHours), loc),
 	}
 	if b.Refund != nil {
 		// A refund WeChat has not accepted yet is, for the customer, in progress.
@@ -126,10 +128,10 @@ func toBookingJSON(b *booking.Booking, cfg *config.Config, withOpenID bool) book
 	return j
 }
 
-func toBookingsJSON(bs []*booking.Booking, cfg *config.Config, withOpenID bool) []bookingJSON {
+func toBookingsJSON(bs []*booking.Booking, c *service.Common, withOpenID bool) []bookingJSON {
 	out := make([]bookingJSON, 0, len(bs))
 	for _, b := range bs {
-		out = append(out, toBookingJSON(b, cfg, withOpenID))
+		out = append(out, toBookingJSON(b, c, withOpenID))
 	}
 	return out
 }

@@ -101,24 +101,24 @@ func FuzzPayNotify(f *testing.F) {
 		Log:      slog.New(slog.NewJSONHandler(io.Discard, nil)),
 		AuditOut: io.Discard,
 	}
-	d, err := e.Deps()
+	svc, err := e.Service()
 	if err != nil {
 		f.Fatal(err)
 	}
-	f.Cleanup(func() { d.Svc.Close() })
+	f.Cleanup(func() { svc.Close() })
 	router := PayNotifyRouter(e)
 
 	slot := mysqltest.AddSlot(f, store, 26*time.Hour, 2, 5000)
-	pending, err := d.Svc.Reserve(ctx, "o-fuzz-pending", slot, "")
+	pending, err := svc.Reserve(ctx, "o-fuzz-pending", slot, "")
 	if err != nil {
 		f.Fatal(err)
 	}
-	refunding, err := d.Svc.Reserve(ctx, "o-fuzz-refund", slot, "")
+	refunding, err := svc.Reserve(ctx, "o-fuzz-refund", slot, "")
 	if err != nil {
 		f.Fatal(err)
 	}
 	_ = sim.Pay(ctx, refunding.Booking.OutTradeNo) // paid; the delivery fails by design
-	if b, err := d.Svc.CancelBySalon(service.WithStaff(ctx, booking.BuiltInOwner), refunding.Booking.ID); err != nil || b.Refund == nil || b.Refund.Status != booking.RefundProcessing {
+	if b, err := svc.CancelBySalon(service.WithStaff(ctx, booking.BuiltInOwner), refunding.Booking.ID); err != nil || b.Refund == nil || b.Refund.Status != booking.RefundProcessing {
 		f.Fatalf("set up a processing refund: %+v %v", b, err)
 	}
 	watched := []int64{pending.Booking.ID, refunding.Booking.ID}

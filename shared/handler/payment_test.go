@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"salon/shared/booking"
-	"salon/shared/instance"
 	"salon/shared/mysql/mysqltest"
+	"salon/shared/service"
 	"salon/shared/wechatpay/wxpaysim"
 )
 
@@ -73,19 +73,21 @@ func newRelayedSystem(t *testing.T) (*system, *notifyRelay) {
 	return s, rl
 }
 
-func (s *system) wxDeps() *instance.Deps {
+// svc is every use case over the functions' store, as the test sets up what
+// a request will find.
+func (s *system) svc() *service.Service {
 	s.t.Helper()
-	d, err := s.apiEnv.Deps()
+	svc, err := s.apiEnv.Service()
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	return d
+	return svc
 }
 
 // release runs the timer function once, as the scheduler would.
 func (s *system) runRelease() {
 	s.t.Helper()
-	if _, err := s.wxDeps().Svc.Release(context.Background()); err != nil {
+	if _, err := s.svc().Release(context.Background()); err != nil {
 		s.t.Fatalf("release run: %v", err)
 	}
 }

@@ -46,15 +46,28 @@ func notifyRequest(r *http.Request) (*http.Request, error) {
 // read from a notification before its signature and its encryption are verified;
 // a forged one answers FAIL and changes nothing.
 func PayNotifyRouter(e *instance.Env) *apigw.Router {
-	s, rt := newServer(e, payNotifyFunction)
-	rt.Handle("POST /pay/notify", s.public(s.paymentNotification))
-	rt.Handle("POST /pay/refund-notify", s.public(s.refundNotification))
+	e = e.For(payNotifyFunction)
+	s := &payNotifyRoutes{cashier: e.Cashier, notices: e.PayNotifications}
+	rt := apigw.NewRouter(payNotifyFunction.Name, e.Logger())
+	rt.Handle("POST /pay/notify", serve(s.cashier, s.paymentNotification))
+	rt.Handle("POST /pay/refund-notify", serve(s.cashier, s.refundNotification))
 	return rt
 }
 
-func (s *Server) paymentNotification(w http.ResponseWriter, r *http.Request, d *instance.Deps) error {
+// payNotifyRoutes are what function paynotify uses: the verification of
+// WeChat Pay's notifications, and the cashier, which applies them.
+type payNotifyRoutes struct {
+	cashier lazy[*service.Cashier]
+	notices lazy[instance.PayNotifications]
+}
+
+func (s *payNotifyRoutes) paymentNotification(w http.ResponseWriter, r *http.Request, cashier *service.Cashier) error {
 	ctx := r.Context()
-	if d.Pay == nil {
+	notices, err := s.notices()
+	if err != nil {
+		return err
+	}
+	if notices == nil {
 		apigw.Logger(ctx).Error("payment notification: WeChat Pay is not configured (WECHATPAY_MCHID)")
 		fail(w, http.StatusInternalServerError, "not configured")
 		return nil
@@ -63,7 +76,7 @@ func (s *Server) paymentNotification(w http.ResponseWriter, r *http.Request, d *
 	if err != nil {
 		return err
 	}
-	p, err := d.Pay.ParsePaymentNotification(ctx, req)
+	p, err := notices.ParsePaymentNotification(ctx, req)
 	if err != nil {
 		rejectNotification(w, r, err)
 		return nil
@@ -71,9 +84,9 @@ func (s *Server) paymentNotification(w http.ResponseWriter, r *http.Request, d *
 	if id, ok := booking.ParseOutTradeNo(p.OutTradeNo); ok {
 		apigw.SetBookingID(ctx, id)
 	}
-	outcome, err := d.Svc.HandlePayment(ctx, p)
+	outcome, err := cashier.HandlePayment(ctx, p)
 	if err != nil {
-		notHandled(w, r, d.Svc, "payment", err)
+		notHandled(w, r, cashier, "payment", err)
 		return nil
 	}
 	apigw.Logger(ctx).Info("payment notification", "outcome", string(outcome), "event_id", p.EventID)
@@ -81,9 +94,13 @@ func (s *Server) paymentNotification(w http.ResponseWriter, r *http.Request, d *
 	return nil
 }
 
-func (s *Server) refundNotification(w http.ResponseWriter, r *http.Request, d *instance.Deps) error {
+func (s *payNotifyRoutes) refundNotification(w http.ResponseWriter, r *http.Request, cashier *service.Cashier) error {
 	ctx := r.Context()
-	if d.Pay == nil {
+	notices, err := s.notices()
+	if err != nil {
+		return err
+	}
+	if notices == nil {
 		apigw.Logger(ctx).Error("refund notification: WeChat Pay is not configured (WECHATPAY_MCHID)")
 		fail(w, http.StatusInternalServerError, "not configured")
 		return nil
@@ -92,7 +109,7 @@ func (s *Server) refundNotification(w http.ResponseWriter, r *http.Request, d *i
 	if err != nil {
 		return err
 	}
-	n, err := d.Pay.ParseRefundNotification(ctx, req)
+	n, err := notices.ParseRefundNotification(ctx, req)
 	if err != nil {
 		rejectNotification(w, r, err)
 		return nil
@@ -100,8 +117,8 @@ func (s *Server) refundNotification(w http.ResponseWriter, r *http.Request, d *i
 	if id, ok := booking.ParseOutTradeNo(n.OutTradeNo); ok {
 		apigw.SetBookingID(ctx, id)
 	}
-	if err := d.Svc.HandleRefund(ctx, n); err != nil {
-		notHandled(w, r, d.Svc, "refund", err)
+	if err := cashier.HandleRefund(ctx, n); err != nil {
+		notHandled(w, r, cashier, "refund", err)
 		return nil
 	}
 	apigw.WriteNoContent(w)
@@ -111,8 +128,8 @@ func (s *Server) refundNotification(w http.ResponseWriter, r *http.Request, d *i
 // notHandled answers a verified notification the service could not apply.
 // WeChat delivers it again on any failure; a database that is down or out of
 // connections says so with 503 and Retry-After, like every other route.
-func notHandled(w http.ResponseWriter, r *http.Request, svc *service.Service, kind string, err error) {
-	err = svc.Classify(err)
+func notHandled(w http.ResponseWriter, r *http.Request, cashier *service.Cashier, kind string, err error) {
+	err = cashier.Classify(err)
 	apigw.Logger(r.Context()).Error(kind+" notification not handled; WeChat will retry",
 		"code", booking.ErrorCode(err), "err", err.Error())
 	if booking.IsCode(err, booking.EUNAVAILABLE) {

@@ -18,9 +18,18 @@ import (
 // maxMine is how many of a customer's bookings GET /bookings/mine answers.
 const maxMine = 50
 
+// reserveRoutes are what function reserve uses: the customer's session and
+// the reservations use case.
+type reserveRoutes struct {
+	customers
+	reservations lazy[*service.Reservations]
+}
+
 // ReserveRouter serves reservations: create, pay again, and the customer's list.
 func ReserveRouter(e *instance.Env) *apigw.Router {
-	s, rt := newServer(e, reserveFunction)
+	e = e.For(reserveFunction)
+	s := &reserveRoutes{customers: customers{sessions: e.Sessions}, reservations: e.Reservations}
+	rt := apigw.NewRouter(reserveFunction.Name, e.Logger())
 	rt.Handle("POST /bookings", s.customer(s.reserve))
 	rt.Handle("POST /bookings/{id}/pay", s.customer(s.payAgain))
 	rt.Handle("POST /slots/{id}/waitlist", s.customer(s.joinWaitlist))
@@ -33,10 +42,15 @@ func ReserveRouter(e *instance.Env) *apigw.Router {
 	return rt
 }
 
+// customer serves a customer's route of the reservations.
+func (s *reserveRoutes) customer(h func(w http.ResponseWriter, r *http.Request, res *service.Reservations, openid string) error) http.Handler {
+	return customer(s.customers, s.reservations, h)
+}
+
 // me answers the customer as she sees herself: her name, her phone number
 // masked, her no-shows in 90 days.
-func (s *Server) me(w http.ResponseWriter, r *http.Request, d *instance.Deps, openid string) error {
-	c, err := d.Svc.Me(r.Context(), openid)
+func (s *reserveRoutes) me(w http.ResponseWriter, r *http.Request, res *service.Reservations, openid string) error {
+	c, err := res.Me(r.Context(), openid)
 	if err != nil {
 		return err
 	}
@@ -46,7 +60,7 @@ func (s *Server) me(w http.ResponseWriter, r *http.Request, d *instance.Deps, op
 
 // updateMe sets the customer's name and/or, with the code of the
 // getPhoneNumber button, the phone number WeChat vouches for.
-func (s *Server) updateMe(w http.ResponseWriter, r *http.Request, d *instance.Deps, openid string) error {
+func (s *reserveRoutes) updateMe(w http.ResponseWriter, r *http.Request, res *service.Reservations, openid string) error {
 	var body struct {
 		Name      *string `json:"name"`
 		PhoneCode *string `json:"phoneCode"`
@@ -54,7 +68,7 @@ func (s *Server) updateMe(w http.ResponseWriter, r *http.Request, d *instance.De
 	if err := apigw.DecodeJSON(r, &body); err != nil {
 		return err
 	}
-	c, err := d.Svc.UpdateMe(r.Context(), openid, service.MeUpdate{Name: body.Name, PhoneCode: body.PhoneCode})
+	c, err := res.UpdateMe(r.Context(), openid, service.MeUpdate{Name: body.Name, PhoneCode: body.PhoneCode})
 	if err != nil {
 		return err
 	}
@@ -65,16 +79,16 @@ func (s *Server) updateMe(w http.ResponseWriter, r *http.Request, d *instance.De
 // myBooking answers one of the customer's own bookings, with its check-in code
 // on the appointment day: what the page a notification opens shows, and what
 // the mini-program asks after wx.requestPayment until the booking is confirmed.
-func (s *Server) myBooking(w http.ResponseWriter, r *http.Request, d *instance.Deps, openid string) error {
+func (s *reserveRoutes) myBooking(w http.ResponseWriter, r *http.Request, res *service.Reservations, openid string) error {
 	id, err := apigw.PathInt64(r, "id")
 	if err != nil {
 		return err
 	}
-	b, err := d.Svc.CustomerBooking(r.Context(), openid, id)
-	return bookingResponse(w, d, b, err, false)
+	b, err := res.CustomerBooking(r.Context(), openid, id)
+	return bookingResponse(w, res.Common, b, err, false)
 }
 
-func (s *Server) reserve(w http.ResponseWriter, r *http.Request, d *instance.Deps, openid string) error {
+func (s *reserveRoutes) reserve(w http.ResponseWriter, r *http.Request, res *service.Reservations, openid string) error {
 	var body struct {
 		SlotID int64 `json:"slotId"`
 	}
@@ -88,63 +102,63 @@ func (s *Server) reserve(w http.ResponseWriter, r *http.Request, d *instance.Dep
 	if !validIdemKey(key) {
 		return booking.Errorf(booking.EBADREQUEST, "Idempotency-Key: at most 64 printable characters")
 	}
-	res, err := d.Svc.Reserve(r.Context(), openid, body.SlotID, key)
-	return reservationResponse(w, r, d, res, err, http.StatusCreated)
+	made, err := res.Reserve(r.Context(), openid, body.SlotID, key)
+	return reservationResponse(w, r, res.Common, made, err, http.StatusCreated)
 }
 
-func (s *Server) payAgain(w http.ResponseWriter, r *http.Request, d *instance.Deps, openid string) error {
+func (s *reserveRoutes) payAgain(w http.ResponseWriter, r *http.Request, res *service.Reservations, openid string) error {
 	id, err := apigw.PathInt64(r, "id")
 	if err != nil {
 		return err
 	}
-	res, err := d.Svc.PayAgain(r.Context(), openid, id)
-	return reservationResponse(w, r, d, res, err, http.StatusOK)
+	made, err := res.PayAgain(r.Context(), openid, id)
+	return reservationResponse(w, r, res.Common, made, err, http.StatusOK)
 }
 
-func (s *Server) joinWaitlist(w http.ResponseWriter, r *http.Request, d *instance.Deps, openid string) error {
+func (s *reserveRoutes) joinWaitlist(w http.ResponseWriter, r *http.Request, res *service.Reservations, openid string) error {
 	slotID, err := apigw.PathInt64(r, "id")
 	if err != nil {
 		return err
 	}
-	wl, err := d.Svc.JoinWaitlist(r.Context(), openid, slotID)
+	wl, err := res.JoinWaitlist(r.Context(), openid, slotID)
 	if err != nil {
 		return err
 	}
-	apigw.WriteJSON(w, http.StatusCreated, map[string]any{"waitlist": toWaitlistJSON(wl, d.Cfg.ShopTZ, false)})
+	apigw.WriteJSON(w, http.StatusCreated, map[string]any{"waitlist": toWaitlistJSON(wl, res.Loc, false)})
 	return nil
 }
 
-func (s *Server) leaveWaitlist(w http.ResponseWriter, r *http.Request, d *instance.Deps, openid string) error {
+func (s *reserveRoutes) leaveWaitlist(w http.ResponseWriter, r *http.Request, res *service.Reservations, openid string) error {
 	slotID, err := apigw.PathInt64(r, "id")
 	if err != nil {
 		return err
 	}
-	if err := d.Svc.LeaveWaitlist(r.Context(), openid, slotID); err != nil {
+	if err := res.LeaveWaitlist(r.Context(), openid, slotID); err != nil {
 		return err
 	}
 	apigw.WriteNoContent(w)
 	return nil
 }
 
-func (s *Server) myWaitlist(w http.ResponseWriter, r *http.Request, d *instance.Deps, openid string) error {
-	ws, err := d.Svc.CustomerWaitlist(r.Context(), openid)
+func (s *reserveRoutes) myWaitlist(w http.ResponseWriter, r *http.Request, res *service.Reservations, openid string) error {
+	ws, err := res.CustomerWaitlist(r.Context(), openid)
 	if err != nil {
 		return err
 	}
 	out := make([]waitlistJSON, 0, len(ws))
 	for i := range ws {
-		out = append(out, toWaitlistJSON(&ws[i], d.Cfg.ShopTZ, true))
+		out = append(out, toWaitlistJSON(&ws[i], res.Loc, true))
 	}
 	apigw.WriteJSON(w, http.StatusOK, map[string]any{"waitlist": out})
 	return nil
 }
 
-func (s *Server) myBookings(w http.ResponseWriter, r *http.Request, d *instance.Deps, openid string) error {
-	bs, err := d.Svc.CustomerBookings(r.Context(), openid, maxMine)
+func (s *reserveRoutes) myBookings(w http.ResponseWriter, r *http.Request, res *service.Reservations, openid string) error {
+	bs, err := res.CustomerBookings(r.Context(), openid, maxMine)
 	if err != nil {
 		return err
 	}
-	apigw.WriteJSON(w, http.StatusOK, map[string]any{"bookings": toBookingsJSON(bs, d.Cfg, false)})
+	apigw.WriteJSON(w, http.StatusOK, map[string]any{"bookings": toBookingsJSON(bs, res.Common, false)})
 	return nil
 }
 
@@ -158,13 +172,13 @@ func validIdemKey(key string) bool {
 	return !strings.ContainsFunc(key, unicode.IsControl)
 }
 
-func reservationResponse(w http.ResponseWriter, r *http.Request, d *instance.Deps, res *service.Reservation, err error, status int) error {
+func reservationResponse(w http.ResponseWriter, r *http.Request, c *service.Common, res *service.Reservation, err error, status int) error {
 	if res != nil && res.Booking != nil {
 		apigw.SetBookingID(r.Context(), res.Booking.ID)
 	}
 	if err != nil {
 		return err
 	}
-	apigw.WriteJSON(w, status, reservationJSON{Booking: toBookingJSON(res.Booking, d.Cfg, false), Payment: res.Payment})
+	apigw.WriteJSON(w, status, reservationJSON{Booking: toBookingJSON(res.Booking, c, false), Payment: res.Payment})
 	return nil
 }

@@ -23,6 +23,7 @@ import (
 	"salon/shared/instance"
 	"salon/shared/mysql"
 	"salon/shared/mysql/mysqltest"
+	"salon/shared/service"
 	"salon/shared/session"
 	"salon/shared/wechatpay/wxpaysim"
 )
@@ -655,16 +656,16 @@ func TestSecurityLogsHoldNoSecrets(t *testing.T) {
 // fuzzFunctions is what a fuzz target drives: the functions' environment on a
 // fresh migrated database, their dependencies, and the test's own view of the
 // database beside theirs (whose store only the service reaches).
-func fuzzFunctions(f *testing.F) (*instance.Env, *instance.Deps, *mysql.DB) {
+func fuzzFunctions(f *testing.F) (*instance.Env, *service.Service, *mysql.DB) {
 	f.Helper()
 	dsn := mysqltest.NewDSN(f)
 	env := map[string]string{"MYSQL_DSN": dsn, "SESSION_SECRET": testSecret, "ADMIN_TOKEN": testAdmin}
 	e := &instance.Env{Getenv: func(k string) string { return env[k] }, Log: slog.New(slog.NewJSONHandler(io.Discard, nil)), AuditOut: io.Discard}
-	d, err := e.Deps()
+	svc, err := e.Service()
 	if err != nil {
 		f.Fatal(err)
 	}
-	f.Cleanup(func() { d.Svc.Close() })
+	f.Cleanup(func() { svc.Close() })
 	store, err := mysql.Open(dsn, mysql.Options{MaxOpenConns: 2})
 	if err != nil {
 		f.Fatal(err)
@@ -673,7 +674,7 @@ func fuzzFunctions(f *testing.F) (*instance.Env, *instance.Deps, *mysql.DB) {
 	if err := store.Migrate(context.Background()); err != nil {
 		f.Fatal(err)
 	}
-	return e, d, store
+	return e, svc, store
 }
 
 func FuzzHandlerBodies(f *testing.F) {

@@ -2,10 +2,11 @@ package handler
 
 import (
 	"net/http"
+	"time"
 
 	"salon/shared/apigw"
 	"salon/shared/booking"
-	"salon/shared/instance"
+	"salon/shared/service"
 )
 
 // The owner's staff accounts: GET /admin/staff, POST /admin/staff,
@@ -22,26 +23,25 @@ type staffJSON struct {
 	CreatedAt         string       `json:"createdAt"`
 }
 
-func toStaffJSON(st *booking.Staff, d *instance.Deps) staffJSON {
-	loc := d.Cfg.ShopTZ
+func toStaffJSON(st *booking.Staff, loc *time.Location) staffJSON {
 	return staffJSON{StaffID: st.ID, Name: st.Name, Role: st.Role, Disabled: st.Disabled,
 		PasswordChangedAt: shopTime(st.PasswordChangedAt, loc), CreatedAt: shopTime(st.CreatedAt, loc)}
 }
 
-func (s *Server) listStaff(w http.ResponseWriter, r *http.Request, d *instance.Deps) error {
-	list, err := d.Svc.ListStaff(r.Context())
+func (s *adminRoutes) listStaff(w http.ResponseWriter, r *http.Request, team *service.Team) error {
+	list, err := team.ListStaff(r.Context())
 	if err != nil {
 		return err
 	}
 	out := make([]staffJSON, len(list))
 	for i := range list {
-		out[i] = toStaffJSON(&list[i], d)
+		out[i] = toStaffJSON(&list[i], team.Loc)
 	}
 	apigw.WriteJSON(w, http.StatusOK, map[string]any{"staff": out})
 	return nil
 }
 
-func (s *Server) createStaff(w http.ResponseWriter, r *http.Request, d *instance.Deps) error {
+func (s *adminRoutes) createStaff(w http.ResponseWriter, r *http.Request, team *service.Team) error {
 	var body struct {
 		Name     string       `json:"name"`
 		Role     booking.Role `json:"role"`
@@ -50,15 +50,15 @@ func (s *Server) createStaff(w http.ResponseWriter, r *http.Request, d *instance
 	if err := apigw.DecodeJSON(r, &body); err != nil {
 		return err
 	}
-	st, err := d.Svc.CreateStaff(r.Context(), body.Name, body.Role, body.Password)
+	st, err := team.CreateStaff(r.Context(), body.Name, body.Role, body.Password)
 	if err != nil {
 		return err
 	}
-	apigw.WriteJSON(w, http.StatusCreated, map[string]any{"staff": toStaffJSON(st, d)})
+	apigw.WriteJSON(w, http.StatusCreated, map[string]any{"staff": toStaffJSON(st, team.Loc)})
 	return nil
 }
 
-func (s *Server) updateStaff(w http.ResponseWriter, r *http.Request, d *instance.Deps) error {
+func (s *adminRoutes) updateStaff(w http.ResponseWriter, r *http.Request, team *service.Team) error {
 	id, err := apigw.PathInt64(r, "id")
 	if err != nil {
 		return err
@@ -70,10 +70,10 @@ func (s *Server) updateStaff(w http.ResponseWriter, r *http.Request, d *instance
 	if err := apigw.DecodeJSON(r, &body); err != nil {
 		return err
 	}
-	st, err := d.Svc.UpdateStaff(r.Context(), id, body.Disabled, body.Password)
+	st, err := team.UpdateStaff(r.Context(), id, body.Disabled, body.Password)
 	if err != nil {
 		return err
 	}
-	apigw.WriteJSON(w, http.StatusOK, map[string]any{"staff": toStaffJSON(st, d)})
+	apigw.WriteJSON(w, http.StatusOK, map[string]any{"staff": toStaffJSON(st, team.Loc)})
 	return nil
 }

@@ -23,11 +23,8 @@ func TestStaffCancelsWhatHasNothingToRefund(t *testing.T) {
 	t.Parallel()
 	s := newSystem(t, relLostNotifications(t))
 	ctx := context.Background()
-	d, err := s.apiEnv.Deps()
-	if err != nil {
-		t.Fatal(err)
-	}
-	createStaff(t, d.Svc, "小美", booking.RoleStaff)
+	svc := s.svc()
+	createStaff(t, svc, "小美", booking.RoleStaff)
 	cookie, csrf := s.consoleSignInAs("小美", techPassword)
 	cancel := func(id int64) answer {
 		t.Helper()
@@ -36,7 +33,7 @@ func TestStaffCancelsWhatHasNothingToRefund(t *testing.T) {
 	slot := s.slot(30*time.Hour, 4, 5000)
 
 	unpaid := s.mustReservePaid("o-unpaid-001", slot)
-	walkIn, err := d.Svc.WalkIn(service.WithStaff(ctx, booking.BuiltInOwner), booking.WalkInRequest{SlotID: slot, Name: "李女士"})
+	walkIn, err := svc.WalkIn(service.WithStaff(ctx, booking.BuiltInOwner), booking.WalkInRequest{SlotID: slot, Name: "李女士"})
 	if err != nil {
 		t.Fatal(err)
 	}

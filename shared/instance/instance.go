@@ -1,7 +1,9 @@
 // Package instance builds what a function needs from its settings, once per warm
 // instance: the configuration, the store, WeChat Pay, CLS, WeChat login and the
-// session signer, put together into a service. It is the one place where the
-// product's packages meet; handlers receive the result and call only the service.
+// session signers, put together into the service's use cases. It is the one
+// place where the product's packages meet. It hands them out one at a time
+// (Reservations, Cancels, ..., Sessions, Shop): each function's router takes
+// the getters of what it uses, and nothing else.
 package instance
 
 import (
@@ -9,6 +11,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"slices"
 	"sync"
@@ -18,6 +21,7 @@ import (
 	"salon/shared/booking"
 	"salon/shared/cls"
 	"salon/shared/config"
+	"salon/shared/handler/consoleauth"
 	"salon/shared/mysql"
 	"salon/shared/service"
 	"salon/shared/session"
@@ -54,7 +58,7 @@ type Env struct {
 
 	logOnce  sync.Once
 	mu       sync.Mutex
-	deps     *Deps
+	built    *deps
 	children []*Env
 }
 
@@ -148,17 +152,36 @@ func (e *Env) LoginTimeoutOrDefault() time.Duration {
 	return DefaultLoginTimeout
 }
 
-// Deps are what the handlers use. The store is reachable only through the
-// service: a handler has no way around the service's rules.
-type Deps struct {
-	Cfg      *config.Config
-	Svc      *service.Service
-	Sessions *session.Signer // nil when SESSION_SECRET is unset
-	Login    *wxlogin.Client // nil when WX_APPID is unset
-	Pay      *wechatpay.Client
+// deps are everything one function's Env builds, kept together so that they
+// are built (and fail) together; the getters below hand them out one at a time.
+type deps struct {
+	cfg         *config.Config
+	svc         *service.Service
+	sessions    *session.Signer   // nil when SESSION_SECRET is unset
+	consoleKeys *consoleauth.Keys // nil when SESSION_SECRET is unset
+	login       *wxlogin.Client   // nil when WX_APPID is unset
+	pay         *wechatpay.Client // nil when WeChat Pay is not configured
+	shop        Shop
+}
+
+// Shop is what the API and the console show of the salon's settings besides
+// its rules, which are the use cases' own (service.Common's Policy).
+type Shop struct {
+	Name string // SHOP_NAME
+	// Loc is the shop's time zone (SHOP_TZ), the use cases' Loc, for a
+	// function that calls none (login).
+	Loc *time.Location
 	// TemplateIDs are the subscribe-message template ids of the kinds of
 	// notification that are on (WX_TMPL_*), for GET /config.
 	TemplateIDs map[booking.NotificationKind]string
+}
+
+// PayNotifications checks a WeChat Pay notification's signature and decrypts
+// it (*wechatpay.Client): all that function paynotify asks of WeChat Pay
+// itself. What the notification then changes is the Cashier's.
+type PayNotifications interface {
+	ParsePaymentNotification(ctx context.Context, r *http.Request) (*booking.PaymentNotice, error)
+	ParseRefundNotification(ctx context.Context, r *http.Request) (*booking.RefundNotice, error)
 }
 
 func (e *Env) getenv(name string) string {
@@ -180,19 +203,141 @@ func (e *Env) Logger() *slog.Logger {
 	return r.Log
 }
 
-// Deps returns the dependencies, building them on the first successful call.
-func (e *Env) Deps() (*Deps, error) {
+// load returns the function's dependencies, building them on the first
+// successful call. A failure is not kept: the next call builds again.
+func (e *Env) load() (*deps, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.deps != nil {
-		return e.deps, nil
+	if e.built != nil {
+		return e.built, nil
 	}
 	d, err := e.build()
 	if err != nil {
 		return nil, err
 	}
-	e.deps = d
+	e.built = d
 	return d, nil
+}
+
+// get is one of the function's dependencies, chosen by pick, building them all
+// on first use.
+func get[T any](e *Env, pick func(*deps) T) (T, error) {
+	d, err := e.load()
+	if err != nil {
+		var none T
+		return none, err
+	}
+	return pick(d), nil
+}
+
+// The use cases (package service), one getter each: a router takes the
+// getters of those it calls. Each builds the function's dependencies on first
+// use, and a failure is not kept, so a fixed setting or a database that came
+// back is picked up by the next request.
+
+func (e *Env) Reservations() (*service.Reservations, error) {
+	return get(e, func(d *deps) *service.Reservations { return d.svc.Reservations })
+}
+
+func (e *Env) Cancels() (*service.Cancels, error) {
+	return get(e, func(d *deps) *service.Cancels { return d.svc.Cancels })
+}
+
+func (e *Env) Cashier() (*service.Cashier, error) {
+	return get(e, func(d *deps) *service.Cashier { return d.svc.Cashier })
+}
+
+func (e *Env) Door() (*service.Door, error) {
+	return get(e, func(d *deps) *service.Door { return d.svc.Door })
+}
+
+func (e *Env) Moves() (*service.Moves, error) {
+	return get(e, func(d *deps) *service.Moves { return d.svc.Moves })
+}
+
+func (e *Env) Timetable() (*service.Timetable, error) {
+	return get(e, func(d *deps) *service.Timetable { return d.svc.Timetable })
+}
+
+func (e *Env) ConsoleReads() (*service.ConsoleReads, error) {
+	return get(e, func(d *deps) *service.ConsoleReads { return d.svc.ConsoleReads })
+}
+
+func (e *Env) Team() (*service.Team, error) {
+	return get(e, func(d *deps) *service.Team { return d.svc.Team })
+}
+
+func (e *Env) ReleaseRun() (*service.ReleaseRun, error) {
+	return get(e, func(d *deps) *service.ReleaseRun { return d.svc.ReleaseRun })
+}
+
+// Service is every use case over the function's store, for the tests and the
+// local tools that set up what a request will find. The routers are given
+// only the getters of the use cases they call.
+func (e *Env) Service() (*service.Service, error) {
+	return get(e, func(d *deps) *service.Service { return d.svc })
+}
+
+// Sessions is the signer of the customers' session tokens; without
+// SESSION_SECRET, INTERNAL naming it.
+func (e *Env) Sessions() (*session.Signer, error) {
+	d, err := e.load()
+	if err != nil {
+		return nil, err
+	}
+	if err := d.cfg.Require("SESSION_SECRET"); err != nil {
+		return nil, err
+	}
+	return d.sessions, nil
+}
+
+// ConsoleKeys are the console's session and CSRF keys, derived from
+// SESSION_SECRET and ADMIN_TOKEN; without SESSION_SECRET, INTERNAL naming it.
+func (e *Env) ConsoleKeys() (*consoleauth.Keys, error) {
+	d, err := e.load()
+	if err != nil {
+		return nil, err
+	}
+	if err := d.cfg.Require("SESSION_SECRET"); err != nil {
+		return nil, err
+	}
+	return d.consoleKeys, nil
+}
+
+// AdminToken is ADMIN_TOKEN: the salon's bearer token and the built-in
+// owner's password; "" switches the admin API and the console off.
+func (e *Env) AdminToken() (string, error) {
+	return get(e, func(d *deps) string { return d.cfg.AdminToken })
+}
+
+// Login is WeChat's code2session client; without WX_APPID or WX_APPSECRET,
+// INTERNAL naming the first missing.
+func (e *Env) Login() (*wxlogin.Client, error) {
+	d, err := e.load()
+	if err != nil {
+		return nil, err
+	}
+	if err := d.cfg.Require("WX_APPID", "WX_APPSECRET"); err != nil {
+		return nil, err
+	}
+	return d.login, nil
+}
+
+// Shop is the shop's name and time zone and the notification templates that
+// are on.
+func (e *Env) Shop() (Shop, error) {
+	return get(e, func(d *deps) Shop { return d.shop })
+}
+
+// PayNotifications verifies WeChat Pay's notifications; nil when WeChat Pay
+// is not configured (WECHATPAY_MCHID unset).
+func (e *Env) PayNotifications() (PayNotifications, error) {
+	d, err := e.load()
+	if err != nil || d.pay == nil {
+		// A nil *wechatpay.Client would make a non-nil interface.
+		return nil, err
+	}
+	return d.pay, nil
 }
 
 // uses reports whether this Env's function uses the named setting (every
@@ -201,7 +346,7 @@ func (e *Env) uses(name string) bool {
 	return e.fn == nil || slices.Contains(e.fn.Settings, name)
 }
 
-func (e *Env) build() (*Deps, error) {
+func (e *Env) build() (*deps, error) {
 	root, log := e.root(), e.Logger()
 	function := "salon"
 	var cfg *config.Config
@@ -234,20 +379,20 @@ func (e *Env) build() (*Deps, error) {
 	// One policy, read from the settings once, for the store and the service.
 	store.Policy = cfg.Policy
 
-	d := &Deps{Cfg: cfg, TemplateIDs: map[booking.NotificationKind]string{}}
+	d := &deps{cfg: cfg, shop: Shop{Name: cfg.ShopName, Loc: cfg.ShopTZ, TemplateIDs: map[booking.NotificationKind]string{}}}
 	// A bad template is reported where it would be sent (messenger) and by the
 	// deploy preflight; here its kind is simply off.
 	templates, _ := wxmsg.TemplatesFromEnv(e.getenv)
 	for kind, t := range templates {
-		d.TemplateIDs[kind] = t.ID
+		d.shop.TemplateIDs[kind] = t.ID
 	}
-	d.Svc = service.New(store)
-	d.Svc.AppID, d.Svc.Loc, d.Svc.Log, d.Svc.Policy = cfg.WXAppID, cfg.ShopTZ, log, cfg.Policy
+	d.svc = service.New(store)
+	d.svc.AppID, d.svc.Loc, d.svc.Log, d.svc.Policy = cfg.WXAppID, cfg.ShopTZ, log, cfg.Policy
 	if e.getenv("WECHATPAY_MCHID") != "" {
 		pay, mchID, err := e.weChatPay()
 		switch {
 		case err == nil:
-			d.Pay, d.Svc.Pay, d.Svc.MchID = pay, pay, mchID
+			d.pay, d.svc.Pay, d.svc.MchID = pay, pay, mchID
 		case e.uses("WECHATPAY_MCHID"):
 			store.Close()
 			return nil, booking.Errorf(booking.EINTERNAL, "%v", err)
@@ -258,23 +403,25 @@ func (e *Env) build() (*Deps, error) {
 		}
 	}
 	if ccfg, ok := cls.ConfigFromEnv(e.getenv); ok && cfg.CLSEndpoint != "" {
-		d.Svc.Shipper = cls.New(ccfg, e.getenv)
+		d.svc.Shipper = cls.New(ccfg, e.getenv)
 	}
 	out := root.AuditOut
 	if out == nil {
 		out = os.Stdout
 	}
-	d.Svc.AuditOut = cls.JSONLines{W: out}
+	d.svc.AuditOut = cls.JSONLines{W: out}
 	if len(cfg.SessionSecret) > 0 {
-		d.Sessions = &session.Signer{Secret: cfg.SessionSecret, Now: root.Now}
+		d.sessions = &session.Signer{Secret: cfg.SessionSecret, Now: root.Now}
+		// The console's sessions keep the wall clock, as they always have.
+		d.consoleKeys = consoleauth.NewKeys(cfg.SessionSecret, cfg.AdminToken, nil)
 	}
 	if cfg.WXAppID != "" {
-		d.Login = &wxlogin.Client{BaseURL: cfg.WXAPIBase, AppID: cfg.WXAppID, AppSecret: cfg.WXAppSecret}
+		d.login = &wxlogin.Client{BaseURL: cfg.WXAPIBase, AppID: cfg.WXAppID, AppSecret: cfg.WXAppSecret}
 	}
 	if cfg.WXAppID != "" && cfg.WXAppSecret != "" {
-		d.Svc.Messages = e.messenger(cfg, store)
+		d.svc.Messages = e.messenger(cfg, store)
 		// Phone numbers (PUT /me) with the same shared access token.
-		d.Svc.Phones = &wxmsg.Client{BaseURL: cfg.WXAPIBase, AppID: cfg.WXAppID, AppSecret: cfg.WXAppSecret, Tokens: store}
+		d.svc.Phones = &wxmsg.Client{BaseURL: cfg.WXAPIBase, AppID: cfg.WXAppID, AppSecret: cfg.WXAppSecret, Tokens: store}
 	}
 	return d, nil
 }
@@ -311,9 +458,9 @@ func (e *Env) Close() error {
 	children := e.children
 	e.children = nil
 	var err error
-	if e.deps != nil {
-		err = e.deps.Svc.Close()
-		e.deps = nil
+	if e.built != nil {
+		err = e.built.svc.Close()
+		e.built = nil
 	}
 	e.mu.Unlock()
 	for _, c := range children {

@@ -33,7 +33,7 @@ func (c *Console) audit(w http.ResponseWriter, q *Request) error {
 	if len(event) > 32 {
 		return booking.Errorf(booking.EBADREQUEST, "console: event filter too long")
 	}
-	recs, events, err := q.d.Svc.AuditTrail(q.ctx, day, day.AddDate(0, 0, 1), event, auditLimit)
+	recs, events, err := q.s.Reads.AuditTrail(q.ctx, day, day.AddDate(0, 0, 1), event, auditLimit)
 	if err != nil {
 		return err
 	}

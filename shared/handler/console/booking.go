@@ -73,7 +73,7 @@ func (c *Console) bookingPage(w http.ResponseWriter, q *Request) error {
 			return nil
 		}
 	default:
-		bs, err := q.d.Svc.SearchBookings(q.ctx, search, maxMatches)
+		bs, err := q.s.Reads.SearchBookings(q.ctx, search, maxMatches)
 		if err != nil {
 			return err
 		}
@@ -101,7 +101,7 @@ func (c *Console) bookingPage(w http.ResponseWriter, q *Request) error {
 			return nil
 		}
 	}
-	b, trail, err := q.d.Svc.BookingWithHistory(q.ctx, id)
+	b, trail, err := q.s.Reads.BookingWithHistory(q.ctx, id)
 	if booking.IsCode(err, booking.ENOTFOUND) {
 		p.Flash = &flash{Text: fmt.Sprintf("没有找到预约 %s。", cmp.Or(text, strconv.FormatInt(id, 10)))}
 		render(w, http.StatusNotFound, "booking", p)
@@ -110,7 +110,7 @@ func (c *Console) bookingPage(w http.ResponseWriter, q *Request) error {
 	if err != nil {
 		return err
 	}
-	if err := q.d.Svc.WithCustomers(q.ctx, b); err != nil {
+	if err := q.s.Reads.WithCustomers(q.ctx, b); err != nil {
 		return err
 	}
 	p.Flash = q.bookingFlash(v, []*booking.Booking{b})
@@ -176,7 +176,7 @@ func (q *Request) slotStarts(recs []booking.AuditRecord) map[int64]time.Time {
 			}
 		}
 	}
-	starts, err := q.d.Svc.SlotStarts(q.ctx, ids)
+	starts, err := q.s.Reads.SlotStarts(q.ctx, ids)
 	if err != nil {
 		apigw.Logger(q.ctx).Warn("console: the starts of the audit's slots", "err", err.Error())
 	}
@@ -244,7 +244,7 @@ func (c *Console) bookingChange(w http.ResponseWriter, q *Request) error {
 	}
 	apigw.SetBookingID(q.ctx, id)
 	outcome := url.Values{"id": {strconv.FormatInt(id, 10)}}
-	if _, err := a.Run(q.d.Svc, q.ctx, id); err != nil {
+	if _, err := a.Run(q.s, q.ctx, id); err != nil {
 		code := booking.ErrorCode(err)
 		if code == booking.EINTERNAL {
 			apigw.Logger(q.ctx).Error("console booking action", "action", a.Name, "err", err.Error())

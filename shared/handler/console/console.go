@@ -28,7 +28,7 @@ import (
 
 	"salon/shared/apigw"
 	"salon/shared/booking"
-	"salon/shared/instance"
+	"salon/shared/service"
 )
 
 //go:embed templates/*.html
@@ -98,13 +98,26 @@ func (c *Console) Routes() []Route {
 	}
 }
 
+// Services are what the pages use, as the admin function's router hands them
+// over: the use cases they call, and the shop's name they show. The shop's time
+// zone and rules are the use cases' own (Reads.Loc, Reads.Policy).
+type Services struct {
+	Reads     *service.ConsoleReads
+	Door      *service.Door
+	Cancels   *service.Cancels
+	Moves     *service.Moves
+	Timetable *service.Timetable
+	Team      *service.Team
+	ShopName  string
+}
+
 // Request is one console request as the admin function's authentication hands
-// it over: the dependencies, who signed in (nil on the sign-in page), the
+// it over: what the pages use, who signed in (nil on the sign-in page), the
 // session's CSRF token ("" on the sign-in page) and, for a change, its form
 // (whose CSRF token was checked).
 type Request struct {
 	ctx  context.Context
-	d    *instance.Deps
+	s    *Services
 	r    *http.Request
 	who  *booking.Staff
 	csrf string
@@ -117,10 +130,10 @@ type Request struct {
 	moves *[]moveChoice
 }
 
-// NewRequest is the console request of r, authenticated as who, csrf and form
-// say.
-func NewRequest(r *http.Request, d *instance.Deps, who *booking.Staff, csrf string, form url.Values) *Request {
-	return &Request{ctx: r.Context(), d: d, r: r, who: who, csrf: csrf, form: form}
+// NewRequest is the console request of r, served with s, authenticated as
+// who, csrf and form say.
+func NewRequest(r *http.Request, s *Services, who *booking.Staff, csrf string, form url.Values) *Request {
+	return &Request{ctx: r.Context(), s: s, r: r, who: who, csrf: csrf, form: form}
 }
 
 // HTTP is the request itself.
@@ -138,7 +151,7 @@ func (q *Request) may(a booking.AdminAction) bool { return q.who != nil && q.who
 func (q *Request) actorName(actor string) string {
 	if id, ok := booking.StaffIDOfActor(actor); ok {
 		if q.names == nil {
-			names, err := q.d.Svc.StaffNames(q.ctx)
+			names, err := q.s.Team.StaffNames(q.ctx)
 			if err != nil {
 				apigw.Logger(q.ctx).Warn("console: staff names", "err", err.Error())
 				names = map[int64]string{}
@@ -153,13 +166,10 @@ func (q *Request) actorName(actor string) string {
 	return actorWord(actor)
 }
 
-// Deps are the function's dependencies.
-func (q *Request) Deps() *instance.Deps { return q.d }
-
 // dbNow returns the database's time, reading it on first use.
 func (q *Request) dbNow() (time.Time, error) {
 	if q.now.IsZero() {
-		now, err := q.d.Svc.Now(q.ctx)
+		now, err := q.s.Reads.Now(q.ctx)
 		if err != nil {
 			return time.Time{}, err
 		}
@@ -168,7 +178,10 @@ func (q *Request) dbNow() (time.Time, error) {
 	return q.now, nil
 }
 
-func (q *Request) loc() *time.Location { return q.d.Cfg.ShopTZ }
+func (q *Request) loc() *time.Location { return q.s.Reads.Loc }
+
+// policy is the salon's rules in numbers.
+func (q *Request) policy() booking.Policy { return q.s.Reads.Policy }
 
 type pageHandler func(w http.ResponseWriter, q *Request) error
 
@@ -182,27 +195,26 @@ func (c *Console) page(h pageHandler) func(w http.ResponseWriter, q *Request) {
 }
 
 // Fail answers an error as a page: the status of its code, the salon's words for
-// it; the detail goes to the log only. d is nil when the dependencies could not
-// be built.
-func Fail(w http.ResponseWriter, r *http.Request, d *instance.Deps, err error) {
+// it; the detail goes to the log only. shop is the shop's name, "" when the
+// dependencies could not be built.
+func Fail(w http.ResponseWriter, r *http.Request, shop string, err error) {
 	code, status := logFailure(r, err)
-	shop := ""
-	if d != nil {
-		shop = d.Cfg.ShopName
-	}
 	var msg string
 	switch code {
 	case booking.EUNAUTHORIZED:
 		msg = "请先登录。"
 	case booking.EFORBIDDEN:
 		msg = "这个操作被拒绝了。请回到上一页，刷新后再试。"
-		if d != nil && d.Cfg.AdminToken == "" {
-			msg = "控制台没有启用（未设置 ADMIN_TOKEN）。"
-		}
 	default:
 		msg = errorWord(code)
 	}
 	render(w, status, "error", &page{Title: "出错了", Shop: shop, Body: msg})
+}
+
+// Off answers a console that is switched off: ADMIN_TOKEN is not set.
+func Off(w http.ResponseWriter, r *http.Request, shop string) {
+	_, status := logFailure(r, booking.Errorf(booking.EFORBIDDEN, "ADMIN_TOKEN is not set: console disabled"))
+	render(w, status, "error", &page{Title: "出错了", Shop: shop, Body: "控制台没有启用（未设置 ADMIN_TOKEN）。"})
 }
 
 // FailPage is Fail for a signed-in person (q names her session): the same
@@ -210,7 +222,7 @@ func Fail(w http.ResponseWriter, r *http.Request, d *instance.Deps, err error) {
 // change her role may not make says to ask the owner.
 func FailPage(w http.ResponseWriter, q *Request, err error) {
 	if q.who == nil || q.csrf == "" {
-		Fail(w, q.r, q.d, err)
+		Fail(w, q.r, q.s.ShopName, err)
 		return
 	}
 	code, status := logFailure(q.r, err)
@@ -260,7 +272,7 @@ type flash struct {
 }
 
 func (q *Request) page(title, nav string, body any) *page {
-	p := &page{Title: title, Nav: nav, Shop: q.d.Cfg.ShopName, CSRF: q.csrf, Body: body}
+	p := &page{Title: title, Nav: nav, Shop: q.s.ShopName, CSRF: q.csrf, Body: body}
 	if q.who != nil {
 		p.Who, p.Owner = q.who.Name, q.who.Role == booking.RoleOwner
 		if q.who.ID == 0 {

@@ -29,7 +29,7 @@ func (c *Console) customerPage(w http.ResponseWriter, q *Request) error {
 	if err != nil || id <= 0 {
 		return booking.Errorf(booking.EBADREQUEST, "console: customer id %q", q.r.URL.Query().Get("id"))
 	}
-	cust, bs, err := q.d.Svc.CustomerHistory(q.ctx, id, maxHistory)
+	cust, bs, err := q.s.Reads.CustomerHistory(q.ctx, id, maxHistory)
 	if err != nil {
 		return err
 	}
@@ -62,7 +62,7 @@ func (c *Console) customerNote(w http.ResponseWriter, q *Request) error {
 		return booking.Errorf(booking.EBADREQUEST, "console: customer id %q", q.form.Get("id"))
 	}
 	out := url.Values{"id": {strconv.FormatInt(id, 10)}}
-	if _, err := q.d.Svc.SetCustomerNote(q.ctx, id, q.form.Get("note")); err != nil {
+	if _, err := q.s.Door.SetCustomerNote(q.ctx, id, q.form.Get("note")); err != nil {
 		out.Set("fail", booking.ErrorCode(err))
 	} else {
 		out.Set("ok", "note")

@@ -36,7 +36,7 @@ func (c *Console) door(w http.ResponseWriter, q *Request) error {
 		why := refusalWord(onDoor, code)
 		if typed := v.Get("code"); booking.ValidCheckinCode(typed) {
 			if code == booking.EINVALIDSTATE || code == booking.ETOOEARLY {
-				b, err := q.d.Svc.DoorBooking(q.ctx, typed)
+				b, err := q.s.Door.DoorBooking(q.ctx, typed)
 				if err != nil && !booking.IsCode(err, booking.ENOTFOUND) {
 					// The general words stand; the page itself still works.
 					apigw.Logger(q.ctx).Warn("console: the booking of a refused code", "err", err.Error())
@@ -58,7 +58,7 @@ func (c *Console) door(w http.ResponseWriter, q *Request) error {
 // the outcome.
 func (c *Console) doorChange(w http.ResponseWriter, q *Request) error {
 	code := strings.TrimSpace(q.form.Get("code"))
-	b, err := q.d.Svc.CheckInByCode(q.ctx, code)
+	b, err := q.s.Door.CheckInByCode(q.ctx, code)
 	out := url.Values{}
 	if err != nil {
 		out.Set("fail", booking.ErrorCode(err))

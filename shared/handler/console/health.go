@@ -29,7 +29,7 @@ type healthBody struct {
 }
 
 func (c *Console) health(w http.ResponseWriter, q *Request) error {
-	h, err := q.d.Svc.Health(q.ctx)
+	h, err := q.s.Reads.Health(q.ctx)
 	if err != nil {
 		return err
 	}

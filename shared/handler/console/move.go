@@ -44,7 +44,7 @@ func (q *Request) moveChoices() []moveChoice {
 	if err != nil {
 		return choices
 	}
-	vs, err := q.d.Svc.Schedule(q.ctx, today, today.AddDate(0, 0, moveDays))
+	vs, err := q.s.Timetable.Schedule(q.ctx, today, today.AddDate(0, 0, moveDays))
 	if err != nil {
 		apigw.Logger(q.ctx).Warn("console: the slots to move to", "err", err.Error())
 		return choices
@@ -87,7 +87,7 @@ func (c *Console) move(w http.ResponseWriter, q *Request) error {
 		backTo(w, q, outcome)
 		return nil
 	}
-	if _, err := q.d.Svc.RescheduleBySalon(q.ctx, id, slot, from); err != nil {
+	if _, err := q.s.Moves.RescheduleBySalon(q.ctx, id, slot, from); err != nil {
 		apigw.Logger(q.ctx).Info("console move refused", "err", err.Error())
 		outcome.Set("fail", booking.ErrorCode(err))
 		outcome.Set("act", moveAction.Name)

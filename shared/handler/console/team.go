@@ -50,7 +50,7 @@ func (c *Console) team(w http.ResponseWriter, q *Request) error {
 }
 
 func (q *Request) teamPage() (*page, error) {
-	list, err := q.d.Svc.ListStaff(q.ctx)
+	list, err := q.s.Team.ListStaff(q.ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -89,9 +89,9 @@ func (c *Console) teamChange(w http.ResponseWriter, q *Request) error {
 		}
 		var st *booking.Staff
 		if do == "create" {
-			st, err = q.d.Svc.CreateStaff(q.ctx, strings.TrimSpace(q.form.Get("name")), booking.Role(q.form.Get("role")), password)
+			st, err = q.s.Team.CreateStaff(q.ctx, strings.TrimSpace(q.form.Get("name")), booking.Role(q.form.Get("role")), password)
 		} else {
-			st, err = q.d.Svc.UpdateStaff(q.ctx, id, nil, &password)
+			st, err = q.s.Team.UpdateStaff(q.ctx, id, nil, &password)
 		}
 		if err != nil {
 			return refused(err)
@@ -110,7 +110,7 @@ func (c *Console) teamChange(w http.ResponseWriter, q *Request) error {
 		return nil
 	case "disable", "enable":
 		disabled := do == "disable"
-		if _, err := q.d.Svc.UpdateStaff(q.ctx, id, &disabled, nil); err != nil {
+		if _, err := q.s.Team.UpdateStaff(q.ctx, id, &disabled, nil); err != nil {
 			return refused(err)
 		}
 		Redirect(w, "team?ok="+do)

@@ -76,21 +76,21 @@ func (c *Console) today(w http.ResponseWriter, q *Request) error {
 // salon was just refused, drawn back into its slot's form with why.
 func (c *Console) drawDay(w http.ResponseWriter, q *Request, day time.Time, refused *refusedWalkIn) error {
 	from, to := day, day.AddDate(0, 0, 1)
-	slots, err := q.d.Svc.Schedule(q.ctx, from, to)
+	slots, err := q.s.Timetable.Schedule(q.ctx, from, to)
 	if err != nil {
 		return err
 	}
-	bs, err := q.d.Svc.DayBookings(q.ctx, from, to)
+	bs, err := q.s.Reads.DayBookings(q.ctx, from, to)
 	if err != nil {
 		return err
 	}
-	if err := q.d.Svc.WithCustomers(q.ctx, bs...); err != nil {
+	if err := q.s.Reads.WithCustomers(q.ctx, bs...); err != nil {
 		return err
 	}
 	if _, err := q.dbNow(); err != nil {
 		return err
 	}
-	by, err := q.d.Svc.LastPersonChanges(q.ctx, bs)
+	by, err := q.s.Reads.LastPersonChanges(q.ctx, bs)
 	if err != nil {
 		return err
 	}
@@ -118,7 +118,7 @@ func (c *Console) drawDay(w http.ResponseWriter, q *Request, day time.Time, refu
 		}
 		block := slotBlock{View: v, Time: span(v.StartAt, v.EndAt, q.loc()),
 			State: slotStateWord(&v), Bookings: bySlot[v.ID],
-			WalkIn: q.may(booking.ActionWalkIn) && v.OpenForWalkIn(q.now, q.d.Cfg.BookingWindowDays) && v.Booked < v.Capacity}
+			WalkIn: q.may(booking.ActionWalkIn) && v.OpenForWalkIn(q.now, q.policy().BookingWindowDays) && v.Booked < v.Capacity}
 		if refused != nil && refused.Slot == v.ID {
 			block.Typed = &refused.Typed
 		}
@@ -167,7 +167,7 @@ func (q *Request) row(b *booking.Booking) bookingRow {
 			r.Who, b.StartAt.In(q.loc()).Format("01-02 15:04"))
 	}
 	for _, a := range bookingActions {
-		if q.may(a.Action) && a.Shown(q.d.Svc, b, q.now) {
+		if q.may(a.Action) && a.Shown(q.policy(), b, q.now) {
 			label, question := a.Label, fmt.Sprintf(a.Confirm, what)
 			if a.Money != nil {
 				l, note := a.Money(money)
@@ -285,8 +285,8 @@ func (q *Request) bookingOf(id int64, shown []*booking.Booking) *booking.Booking
 			return b
 		}
 	}
-	b, err := q.d.Svc.Booking(q.ctx, id)
-	if err != nil || q.d.Svc.WithCustomers(q.ctx, b) != nil {
+	b, err := q.s.Reads.Booking(q.ctx, id)
+	if err != nil || q.s.Reads.WithCustomers(q.ctx, b) != nil {
 		return nil
 	}
 	return b

@@ -34,7 +34,7 @@ func (c *Console) walkIn(w http.ResponseWriter, q *Request) error {
 		}
 	}
 	typed := walkInTyped{Name: q.form.Get("name"), Phone: q.form.Get("phone")}
-	b, err := q.d.Svc.WalkIn(q.ctx, booking.WalkInRequest{SlotID: slotID, Name: typed.Name, Phone: typed.Phone})
+	b, err := q.s.Door.WalkIn(q.ctx, booking.WalkInRequest{SlotID: slotID, Name: typed.Name, Phone: typed.Phone})
 	if err == nil {
 		apigw.SetBookingID(q.ctx, b.ID)
 		out.Set("walkin", strconv.FormatInt(b.ID, 10))
@@ -45,7 +45,7 @@ func (c *Console) walkIn(w http.ResponseWriter, q *Request) error {
 	code := booking.ErrorCode(err)
 	f := &flash{Text: "登记没有成功：" + refusalWord(onWalkIn, code)}
 	if code == booking.EACTIVEBOOKINGEXISTS && typed.Phone != "" {
-		if open, err := q.d.Svc.OpenBookingOfPhone(q.ctx, typed.Phone); err == nil {
+		if open, err := q.s.Door.OpenBookingOfPhone(q.ctx, typed.Phone); err == nil {
 			who := strings.TrimSpace(typed.Name)
 			if open.Customer != nil && open.Customer.Name != "" {
 				who = open.Customer.Name

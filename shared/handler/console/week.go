@@ -52,7 +52,7 @@ func (c *Console) week(w http.ResponseWriter, q *Request) error {
 		return err
 	}
 	to := from.AddDate(0, 0, 7)
-	slots, err := q.d.Svc.ScheduleWithWaitlists(q.ctx, from, to)
+	slots, err := q.s.Timetable.ScheduleWithWaitlists(q.ctx, from, to)
 	if err != nil {
 		return err
 	}
@@ -116,7 +116,7 @@ func (c *Console) weekChange(w http.ResponseWriter, q *Request) error {
 		if err != nil {
 			return fail("schedule", err)
 		}
-		created, skipped, err := q.d.Svc.CreateSchedule(q.ctx, sched)
+		created, skipped, err := q.s.Timetable.CreateSchedule(q.ctx, sched)
 		if err != nil {
 			return fail("schedule", err)
 		}
@@ -148,7 +148,7 @@ func (c *Console) weekChange(w http.ResponseWriter, q *Request) error {
 			u.Capacity = &n
 			back.Set("cap", strconv.Itoa(n))
 		}
-		if _, err := q.d.Svc.UpdateSlot(q.ctx, id, u); err != nil {
+		if _, err := q.s.Timetable.UpdateSlot(q.ctx, id, u); err != nil {
 			return fail(act, err)
 		}
 		back.Set("ok", act)

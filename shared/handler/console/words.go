@@ -32,18 +32,24 @@ type bookingAction struct {
 	// Action is what it is by the roles: the button is drawn only for a role
 	// that may take it.
 	Action booking.AdminAction
-	Shown  func(s *service.Service, b *booking.Booking, now time.Time) bool
-	Run    func(*service.Service, context.Context, int64) (*booking.Booking, error)
+	Shown  func(p booking.Policy, b *booking.Booking, now time.Time) bool
+	Run    func(s *Services, ctx context.Context, id int64) (*booking.Booking, error)
 }
 
 var bookingActions = []bookingAction{
-	{Name: "checkin", Label: "签到", Confirm: "确认 %s已到店签到？", Done: "已签到", Action: booking.ActionCheckIn, Run: (*service.Service).CheckIn,
-		Shown: func(s *service.Service, b *booking.Booking, now time.Time) bool {
-			return b.CanCheckIn(now, s.Policy.CheckinOpensBefore)
+	{Name: "checkin", Label: "签到", Confirm: "确认 %s已到店签到？", Done: "已签到", Action: booking.ActionCheckIn,
+		Run: func(s *Services, ctx context.Context, id int64) (*booking.Booking, error) {
+			return s.Door.CheckIn(ctx, id)
+		},
+		Shown: func(p booking.Policy, b *booking.Booking, now time.Time) bool {
+			return b.CanCheckIn(now, p.CheckinOpensBefore)
 		}},
-	{Name: "noshow", Label: "未到店", Confirm: "确认 %s没有来？", Done: "已标记为未到店", Action: booking.ActionNoShow, Run: (*service.Service).MarkNoShow,
+	{Name: "noshow", Label: "未到店", Confirm: "确认 %s没有来？", Done: "已标记为未到店", Action: booking.ActionNoShow,
+		Run: func(s *Services, ctx context.Context, id int64) (*booking.Booking, error) {
+			return s.Door.MarkNoShow(ctx, id)
+		},
 		Money: func(m moneyWords) (string, string) { return "", m.NoShowNote },
-		Shown: func(_ *service.Service, b *booking.Booking, now time.Time) bool { return b.CanMarkNoShow(now) }},
+		Shown: func(_ booking.Policy, b *booking.Booking, now time.Time) bool { return b.CanMarkNoShow(now) }},
 	// The salon's cancel: of a booking paid through WeChat it refunds (the
 	// owner's), of any other there is nothing to refund (staff may too). The
 	// service decides again by the booking as it finds it; moneyOf words both.
@@ -55,9 +61,12 @@ var bookingActions = []bookingAction{
 // kind booking.CancelAction says the booking needs, so a role that may not
 // refund never sees a cancel that would.
 func salonCancel(name, label string, kind booking.AdminAction) bookingAction {
-	return bookingAction{Name: name, Label: label, Confirm: "确认取消 %s？", Done: "已取消", Danger: true, Action: kind, Run: (*service.Service).CancelBySalon,
+	return bookingAction{Name: name, Label: label, Confirm: "确认取消 %s？", Done: "已取消", Danger: true, Action: kind,
+		Run: func(s *Services, ctx context.Context, id int64) (*booking.Booking, error) {
+			return s.Cancels.CancelBySalon(ctx, id)
+		},
 		Money: func(m moneyWords) (string, string) { return m.CancelLabel, m.CancelNote },
-		Shown: func(_ *service.Service, b *booking.Booking, _ time.Time) bool {
+		Shown: func(_ booking.Policy, b *booking.Booking, _ time.Time) bool {
 			return b.Status.Unfinished() && booking.CancelAction(b) == kind
 		}}
 }
@@ -163,7 +172,7 @@ func (q *Request) refusal(a *bookingAction, code string, b *booking.Booking) str
 	}
 	switch {
 	case code == booking.ETOOEARLY && b.Status == booking.StatusConfirmed && a.Name == "checkin":
-		return at(b.CheckInOpens(q.d.Svc.Policy.CheckinOpensBefore)) + " 起可签到"
+		return at(b.CheckInOpens(q.policy().CheckinOpensBefore)) + " 起可签到"
 	case code == booking.ETOOEARLY && b.Status == booking.StatusConfirmed && a.Name == "noshow":
 		return "时段 " + at(b.StartAt) + " 开始后才能标记未到店"
 	case code == booking.EINVALIDSTATE && b.Status == booking.StatusConfirmed && a.Name == "move":
