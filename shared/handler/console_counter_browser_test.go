@@ -111,7 +111,7 @@ func TestConsoleAtTheCounterInABrowser(t *testing.T) {
 
 	// People, times and money words, not numbers: the walk-in is cancelled
 	// without a refund and her no-show keeps no deposit; 林小姐's cancel is a refund.
-	if got := b.text(fmt.Sprintf("#bk-%d button.cancel", wang)); got != "取消预约" {
+	if got := b.text(fmt.Sprintf("#bk-%d button.cancelunpaid", wang)); got != "取消预约" {
 		t.Errorf("a walk-in's cancel says %q", got)
 	}
 	if got := b.text(fmt.Sprintf("#bk-%d button.cancel", paid)); got != "取消并退款" {
