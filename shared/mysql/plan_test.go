@@ -44,7 +44,7 @@ var boundedElsewhere = map[string]string{
 	// Every confirmed booking, sorted by its slot's end: bounded by the seats
 	// of the booking window (BOOKING_WINDOW_DAYS), since the run itself moves
 	// each past one on to no_show.
-	"ORDER BY s.end_at, b.book_id LIMIT": "the confirmed bookings of the booking window",
+	"ORDER BY ends, b.book_id LIMIT": "the confirmed bookings of the booking window",
 }
 
 // planHistoryDays is the history the plan test explains on: four months of
