@@ -168,7 +168,7 @@ func whyCellsNotTaken(ctx context.Context, tx *sql.Tx, cells []int64, span booki
 // missing (a cell the booking does not hold) rolls back rather than let a
 // counter drift. One DELETE per row, because MariaDB takes next-key locks for
 // a DELETE of several keys (an IN list, even on the primary key: it blocked a
-// new booking's rows in the gap after them, TestReturningCellsLocksNoGap) and
+// new booking's rows in the gap after them, TestReturningSeatsLocksNoGap) and
 // may read a one-key DELETE through idx_booking_slot_slot, whose next-key
 // lock covers the gap before the next cell's rows; a DELETE of one primary
 // key, named, locks that row alone. The UPDATE of several keys locks only

@@ -687,44 +687,74 @@ func TestTakeCellsFollowsTheRules(t *testing.T) {
 	}
 }
 
-// TestReturningCellsLocksNoGap: while a transaction returns the cells of the
+// TestReturningSeatsLocksNoGap: while a transaction returns the seats of the
 // newest booking (deleting its rows by their full keys), a new booking of
-// other cells goes through: the return locks its rows, not the gap after
-// them where every new seat row goes.
-func TestReturningCellsLocksNoGap(t *testing.T) {
+// other seats goes through: the return locks its rows, not the gap after
+// them where every new seat row goes. A seat of the seat schedule, a
+// technician's one cell, and her several cells.
+func TestReturningSeatsLocksNoGap(t *testing.T) {
 	t.Parallel()
 	db := mysqltest.New(t)
-	svc := mysqltest.AddService(t, db, "美甲", 90, 0, 0)
-	amy := mysqltest.AddTechnician(t, db, "Amy", svc)
-	bea := mysqltest.AddTechnician(t, db, "Bea", svc)
+	long := mysqltest.AddService(t, db, "美甲", 90, 0, 0)
+	short := mysqltest.AddService(t, db, "修眉", 30, 0, 0)
+	amy := mysqltest.AddTechnician(t, db, "Amy", long, short)
+	bea := mysqltest.AddTechnician(t, db, "Bea", long, short)
 	start := mysqltest.GridStart(t, db, 24*time.Hour)
-	cells := mysqltest.LayCells(t, db, amy, start, 3)
-	mysqltest.LayCells(t, db, bea, start, 3)
-	a, err := reserveService(db, "o-a", svc, amy, start)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tx, err := db.SQL().BeginTx(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback()
-	if err := mysql.ReturnSeatsForTest(ctx, tx, a.ID, cells...); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() {
+	amyCells := mysqltest.LayCells(t, db, amy, start, 6)
+	mysqltest.LayCells(t, db, bea, start, 6)
+	seats := []int64{mysqltest.AddSlot(t, db, 30*time.Hour, 3, 0), mysqltest.AddSlot(t, db, 31*time.Hour, 3, 0)}
+	for i, c := range []struct {
+		name string
+		hold func() (int64, []int64) // the newest booking and the seats it holds
+		next func(ctx context.Context) error
+	}{
+		{"a seat", func() (int64, []int64) {
+			return confirmed(t, db, "o-seat-a", seats[0]), seats[:1]
+		}, func(ctx context.Context) error {
+			_, _, err := db.Reserve(ctx, booking.ReserveRequest{OpenID: "o-seat-b", SlotID: seats[1]})
+			return err
+		}},
+		{"one cell", func() (int64, []int64) {
+			b, err := reserveService(db, "o-cell-a", short, amy, start)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return b.ID, amyCells[:1]
+		}, func(ctx context.Context) error {
+			from, to := day(start)
+			_, _, err := db.ReserveService(ctx, booking.ServiceReserveRequest{OpenID: "o-cell-b", ServiceID: short, TechnicianID: bea,
+				StartAt: start, DayStart: from, DayEnd: to})
+			return err
+		}},
+		{"three cells", func() (int64, []int64) {
+			b, err := reserveService(db, "o-cells-a", long, amy, start.Add(time.Hour))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return b.ID, amyCells[2:5]
+		}, func(ctx context.Context) error {
+			from, to := day(start)
+			_, _, err := db.ReserveService(ctx, booking.ServiceReserveRequest{OpenID: "o-cells-b", ServiceID: long, TechnicianID: bea,
+				StartAt: start.Add(time.Hour), DayStart: from, DayEnd: to})
+			return err
+		}},
+	} {
+		id, held := c.hold()
+		tx, err := db.SQL().BeginTx(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := mysql.ReturnSeatsForTest(ctx, tx, id, held...); err != nil {
+			t.Fatal(err)
+		}
 		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		defer cancel()
-		from, to := day(start)
-		_, _, err := db.ReserveService(ctx, booking.ServiceReserveRequest{OpenID: "o-b", ServiceID: svc, TechnicianID: bea,
-			StartAt: start, DayStart: from, DayEnd: to})
-		done <- err
-	}()
-	if err := <-done; err != nil {
-		t.Fatalf("a booking of other cells while cells are returned: %v", err)
+		err = c.next(ctx)
+		cancel()
+		tx.Rollback()
+		if err != nil {
+			t.Errorf("%d. a booking of other seats while %s is returned: %v", i, c.name, err)
+		}
 	}
-	tx.Rollback()
 	mysqltest.CheckInvariant(t, db)
 }
 
