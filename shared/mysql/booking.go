@@ -298,7 +298,7 @@ func (db *DB) reserveTx(ctx context.Context, req booking.ReserveRequest, slot *b
 	return &booking.Booking{
 		ID: id.Int64, SlotID: slot.ID, OpenID: req.OpenID, Status: status, AmountFen: hold.AmountFen,
 		OutTradeNo: booking.OutTradeNo(id.Int64), IdemKey: req.IdemKey, LockExpire: lockExpire,
-		CreatedAt: now, UpdatedAt: now, StartAt: slot.StartAt, EndAt: slot.EndAt,
+		CreatedAt: now, UpdatedAt: now, StartAt: slot.StartAt, EndAt: slot.EndAt, PriceFen: slot.PriceFen,
 	}, nil
 }
 

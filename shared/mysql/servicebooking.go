@@ -111,7 +111,7 @@ func (db *DB) reserveSpan(ctx context.Context, tx *sql.Tx, req booking.ServiceRe
 	if req.IdemKey != "" {
 		idem = req.IdemKey
 	}
-	id, err := insertServiceBooking(ctx, tx, plan, *facts.Service, req.OpenID, nil, idem)
+	id, err := insertServiceBooking(ctx, tx, plan, *facts.Service, req.OpenID, nil, idem, true)
 	if err != nil {
 		return 0, err
 	}
@@ -120,11 +120,12 @@ func (db *DB) reserveSpan(ctx context.Context, tx *sql.Tx, req booking.ServiceRe
 
 // insertServiceBooking writes a new booking of service svc as plan says: its
 // first cell, status and amount (the hold), the service, technician, full
-// price and length, and its order number. The unique keys refuse a
-// customer's second unfinished booking (ACTIVE_BOOKING_EXISTS; also a
-// concurrent retry with the same idempotency key, which the caller then
-// finds).
-func insertServiceBooking(ctx context.Context, tx *sql.Tx, plan *booking.ChangePlan, svc booking.Service, openid, customerID, idem any) (int64, error) {
+// price and length, and (withOrder: a customer's reservation, not the
+// salon's walk-in, which has no WeChat order and gets no messages) its order
+// number. The unique keys refuse a customer's second unfinished booking
+// (ACTIVE_BOOKING_EXISTS; also a concurrent retry with the same idempotency
+// key, which the caller then finds).
+func insertServiceBooking(ctx context.Context, tx *sql.Tx, plan *booking.ChangePlan, svc booking.Service, openid, customerID, idem any, withOrder bool) (int64, error) {
 	if openid == "" {
 		openid = nil
 	}
@@ -140,8 +141,8 @@ func insertServiceBooking(ctx context.Context, tx *sql.Tx, plan *booking.ChangeP
 		return 0, err
 	}
 	id, err := res.LastInsertId()
-	if err != nil {
-		return 0, err
+	if err != nil || !withOrder {
+		return id, err
 	}
 	_, err = tx.ExecContext(ctx, `UPDATE t_booking SET out_trade_no = ? WHERE book_id = ?`, booking.OutTradeNo(id), id)
 	return id, err
@@ -230,7 +231,7 @@ func (db *DB) walkInService(ctx context.Context, req booking.WalkInRequest) (*bo
 		if err != nil {
 			return 0, err
 		}
-		id, err := insertServiceBooking(ctx, tx, plan, *facts.Service, openid, customerID, nil)
+		id, err := insertServiceBooking(ctx, tx, plan, *facts.Service, openid, customerID, nil, false)
 		if err != nil {
 			return 0, err
 		}

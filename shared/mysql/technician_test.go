@@ -918,7 +918,7 @@ func TestWalkInAService(t *testing.T) {
 	}
 	b, err := walkIn("李女士", "13800000001", bea, running)
 	if err != nil || b.Status != booking.StatusConfirmed || b.AmountFen != 0 || b.PriceFen != 20000 || b.TechnicianID != bea ||
-		b.Customer == nil || b.Customer.Name != "李女士" || b.OpenID != "" {
+		b.Customer == nil || b.Customer.Name != "李女士" || b.OpenID != "" || b.OutTradeNo != "" {
 		t.Fatalf("walk-in %+v %v", b, err)
 	}
 	if picked, err := walkIn("王女士", "", 0, running); err != nil || picked.TechnicianID != amy {
@@ -939,4 +939,69 @@ func TestWalkInAService(t *testing.T) {
 		t.Fatalf("audit actor %q", rec)
 	}
 	mysqltest.CheckInvariant(t, db)
+}
+
+// TestASeatBookingNamesNoService: a seat-mode booking, as reserve answers it
+// and as every read finds it, has no service or technician and its slot's
+// price as its full price.
+func TestASeatBookingNamesNoService(t *testing.T) {
+	t.Parallel()
+	db := mysqltest.New(t)
+	slot := mysqltest.AddSlot(t, db, 24*time.Hour, 2, 5000)
+	made, _, err := db.Reserve(ctx, booking.ReserveRequest{OpenID: "o-seat", SlotID: slot})
+	if err != nil {
+		t.Fatal(err)
+	}
+	read, err := db.FindBooking(ctx, made.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range []*booking.Booking{made, read} {
+		if b.PriceFen != 5000 || b.AmountFen != 5000 || b.ServiceID != 0 || b.ServiceName != "" || b.TechnicianID != 0 || b.TechnicianName != "" ||
+			!b.EndAt.Equal(b.StartAt.Add(90*time.Minute)) {
+			t.Errorf("seat-mode booking %+v", b)
+		}
+	}
+}
+
+// TestATechniciansBookingEndsWithItsService: the release run's no-show of a
+// technician's booking waits NO_SHOW_GRACE after its service ends, not after
+// its first cell.
+func TestATechniciansBookingEndsWithItsService(t *testing.T) {
+	t.Parallel()
+	db := mysqltest.New(t)
+	svc := mysqltest.AddService(t, db, "美甲", 90, 0, 0)
+	amy := mysqltest.AddTechnician(t, db, "Amy", svc)
+	start := mysqltest.GridStart(t, db, 24*time.Hour)
+	mysqltest.LayCells(t, db, amy, start, 3)
+	b, err := reserveService(db, "o-end", svc, amy, start)
+	if err != nil || b.Status != booking.StatusConfirmed {
+		t.Fatalf("%+v %v", b, err)
+	}
+	due := func() bool {
+		t.Helper()
+		ds, err := db.DueNoShows(ctx, 30*time.Minute, 20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return slices.ContainsFunc(ds, func(d booking.SeatedBooking) bool { return d.BookingID == b.ID })
+	}
+	// Her cells as if it had started 100 minutes ago: its first cell ended
+	// 70 minutes ago, the service 10 minutes ago.
+	now, _ := db.Now(ctx)
+	shift := start.Sub(now) + 100*time.Minute
+	if _, err := db.SQL().Exec(`UPDATE t_slot SET start_at = start_at - INTERVAL ? MICROSECOND, end_at = end_at - INTERVAL ? MICROSECOND
+		WHERE technician_id = ?`, shift.Microseconds(), shift.Microseconds(), amy); err != nil {
+		t.Fatal(err)
+	}
+	if due() {
+		t.Fatal("due 10 minutes after the service ended")
+	}
+	if _, err := db.SQL().Exec(`UPDATE t_slot SET start_at = start_at - INTERVAL 30 MINUTE, end_at = end_at - INTERVAL 30 MINUTE
+		WHERE technician_id = ?`, amy); err != nil {
+		t.Fatal(err)
+	}
+	if !due() {
+		t.Fatal("not due 40 minutes after the service ended")
+	}
 }
