@@ -130,7 +130,7 @@ func AddSlot(tb testing.TB, db *mysql.DB, in time.Duration, capacity int, priceF
 		tb.Fatalf("AddSlot: created %d: %v", created, err)
 	}
 	var id int64
-	if err := db.SQL().QueryRow(`SELECT slot_id FROM t_slot WHERE start_at = ?`, start).Scan(&id); err != nil {
+	if err := db.SQL().QueryRow(`SELECT slot_id FROM t_slot WHERE technician_key = 0 AND start_at = ?`, start).Scan(&id); err != nil {
 		tb.Fatal(err)
 	}
 	return id
