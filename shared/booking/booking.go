@@ -66,7 +66,9 @@ func (s Status) HoldsSeat() bool { return slices.Contains(SeatHolding, s) }
 // Unfinished reports whether the status blocks the customer from another booking.
 func (s Status) Unfinished() bool { return slices.Contains(UnfinishedStatuses, s) }
 
-// Slot is one bookable time at the salon.
+// Slot is one bookable time at the salon: a slot of the seat schedule, or a
+// cell of a technician's time (TechnicianID set, capacity 1, no price of its
+// own: a service's booking holds several, see grid.go).
 type Slot struct {
 	ID       int64
 	StartAt  time.Time
@@ -75,6 +77,8 @@ type Slot struct {
 	Booked   int
 	PriceFen int64
 	Open     bool
+	// TechnicianID is the technician whose cell it is, 0 for a seat-mode slot.
+	TechnicianID int64
 }
 
 // Remaining is the number of free seats.
@@ -156,7 +160,8 @@ type Refund struct {
 	Attempts int
 }
 
-// Booking is one customer's reservation of one seat in one slot.
+// Booking is one customer's reservation of one seat in one slot, or of a
+// service with a technician's time (TechnicianID set).
 type Booking struct {
 	ID     int64
 	SlotID int64
@@ -182,9 +187,20 @@ type Booking struct {
 	// slot (RESCHEDULE_LIMIT); the salon's are not counted.
 	Reschedules int
 
-	// Slot times, joined in for the customer's view.
+	// Slot times, joined in for the customer's view: a technician's booking
+	// spans its service, from its first cell (SlotID) to start + minutes.
 	StartAt time.Time
 	EndAt   time.Time
+
+	// A booking of a service with a technician (0 and "" in seat mode): the
+	// service and the technician, by id and name as they are now.
+	ServiceID      int64
+	ServiceName    string
+	TechnicianID   int64
+	TechnicianName string
+	// PriceFen is the full price: the service's when it was booked, or the
+	// seat-mode slot's. AmountFen is what is paid online (the deposit).
+	PriceFen int64
 
 	// CheckinCode is the code the customer shows at the door on the appointment
 	// day, "" when the booking has none (see HasCheckinCode). The service fills

@@ -43,6 +43,10 @@ type Change struct {
 	SlotID int64
 	// ToSlotID is the slot a reschedule moves the booking to (only there).
 	ToSlotID int64
+	// ToStart and ToTechnicianID are where a reschedule moves a technician's
+	// booking instead: its new start, and the technician (0: the same one).
+	ToStart        time.Time
+	ToTechnicianID int64
 }
 
 // AuditActor is the actor the change's audit record names: the person for a
@@ -66,6 +70,19 @@ type ReserveRequest struct {
 	OpenID  string
 	SlotID  int64
 	IdemKey string // optional; names one reservation of this customer
+}
+
+// ServiceReserveRequest asks for a booking of a service at a start for one
+// customer, with a technician, or any free one (TechnicianID 0).
+type ServiceReserveRequest struct {
+	OpenID       string
+	ServiceID    int64
+	TechnicianID int64
+	StartAt      time.Time
+	IdemKey      string // optional; names one reservation of this customer
+	// Day is the shop day StartAt falls on, [DayStart, DayEnd), which the
+	// service sets: the technicians' booked minutes that day order the pick.
+	DayStart, DayEnd time.Time
 }
 
 // Capacity bounds of a slot, the same for a new schedule and a changed slot.

@@ -145,20 +145,34 @@ func MaskPhone(p string) string {
 }
 
 // WalkInRequest is the salon taking a seat for someone at the counter or on the
-// phone: the slot, the name (required) and the phone (optional).
+// phone: the slot (or a service with a technician's time), the name
+// (required) and the phone (optional).
 type WalkInRequest struct {
 	SlotID int64
-	Name   string
-	Phone  string
+	// The technician form, instead of SlotID: the service, its start (zero:
+	// the cell running now, which the service fills in) and the technician
+	// (0: any free one, as a reservation picks).
+	ServiceID    int64
+	StartAt      time.Time
+	TechnicianID int64
+	Name         string
+	Phone        string
 	// By is who at the salon took it (Staff.Actor), for the audit trail; the
 	// service sets it.
 	By string
+	// Day is the shop day StartAt falls on, [DayStart, DayEnd), which the
+	// service sets: the technicians' booked minutes that day order the pick.
+	DayStart, DayEnd time.Time
 }
 
-// Clean checks the request and returns it as it is kept: the name by
-// CleanName's rules (at most MaxNameLen), the phone "" or 11 digits.
+// Clean checks the request and returns it as it is kept: a slot or a
+// service (one of them), the name by CleanName's rules (at most MaxNameLen),
+// the phone "" or 11 digits.
 func (r WalkInRequest) Clean() (WalkInRequest, error) {
-	if r.SlotID <= 0 {
+	switch {
+	case r.ServiceID != 0 && (r.SlotID != 0 || r.ServiceID < 0 || r.TechnicianID < 0):
+		return r, Errorf(EBADREQUEST, "want slotId or serviceId (with startAt and technicianId), positive")
+	case r.ServiceID == 0 && r.SlotID <= 0:
 		return r, Errorf(EBADREQUEST, "slotId: want a positive integer")
 	}
 	name, err := CleanName(r.Name, MaxNameLen)

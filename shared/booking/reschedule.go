@@ -1,6 +1,9 @@
 package booking
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // A reschedule moves a confirmed booking to another slot: it keeps its id,
 // order number, payment and refund rights, and its status (1 -> 1, event
@@ -12,9 +15,16 @@ import "time"
 type RescheduleFacts struct {
 	Status      Status
 	Reschedules int   // how often the customer moved this booking already
-	From        Slot  // the slot the booking is in
+	From        Slot  // the slot the booking is in (a technician's booking: its first cell)
 	To          *Slot // the slot asked for; nil when it does not exist
 	Now         time.Time
+
+	// A technician's booking (Span set): its span now, with the cells it
+	// holds; the service it is of; and the technician asked for (nil: there
+	// is no such technician) with her cells of the span asked for.
+	Span      *Span
+	ServiceID int64
+	ToTech    *Candidate
 }
 
 // Move is the part of a ChangePlan that only a move has.
@@ -29,6 +39,13 @@ type Move struct {
 	RemindNow bool
 	// NewStart is the new slot's start, for the audit record's reason.
 	NewStart time.Time
+
+	// A technician's booking: the span it moves to, whose Cells are the ones
+	// it takes there (those of the new span it does not hold already), and
+	// Give the cells of its old span the new one does not keep. ToSlotID is
+	// the new span's first cell.
+	ToSpan *Span
+	Give   []int64
 }
 
 // RescheduleRefusal is why the move c of a booking with facts f is refused
@@ -42,6 +59,10 @@ type Move struct {
 //   - and a free seat (SOLD_OUT), which the store's conditional statement
 //     decides again under concurrency.
 func (p Policy) RescheduleRefusal(c Change, f RescheduleFacts) error {
+	if f.Span != nil || !c.ToStart.IsZero() {
+		_, err := p.spanMove(c, f)
+		return err
+	}
 	switch {
 	case f.Status != StatusConfirmed:
 		return Errorf(EINVALIDSTATE, "booking %d is %s; only a confirmed booking moves", c.BookingID, f.Status)
@@ -98,6 +119,14 @@ func (p Policy) PlanReschedule(c Change, f RescheduleFacts) (*ChangePlan, error)
 	if c.SlotID != 0 && c.SlotID != f.From.ID {
 		return nil, Errorf(EINVALIDSTATE, "booking %d moved from slot %d to %d meanwhile", c.BookingID, c.SlotID, f.From.ID)
 	}
+	if f.Span != nil || !c.ToStart.IsZero() {
+		m, err := p.spanMove(c, f)
+		if err != nil {
+			return nil, err
+		}
+		return &ChangePlan{Change: c, SlotID: f.From.ID, Notify: t.Notify, RemindBefore: p.RemindBefore, Seat: SeatMoved,
+			SeatRule: t.SeatRule, Move: m}, nil
+	}
 	if err := p.RescheduleRefusal(c, f); err != nil {
 		return nil, err
 	}
@@ -108,4 +137,86 @@ func (p Policy) PlanReschedule(c Change, f RescheduleFacts) (*ChangePlan, error)
 		SeatRule: t.SeatRule, OfferFreedSeat: t.OffersFreedSeat,
 		Move: &Move{ToSlotID: to.ID, Count: c.Actor == ActorCustomer,
 			RemindNow: to.StartAt.After(f.Now) && !to.StartAt.After(f.Now.Add(p.RemindBefore)), NewStart: to.StartAt}}, nil
+}
+
+// spanMove decides the move c of a technician's booking (f.Span) to a new
+// start (c.ToStart) with a technician (c.ToTechnicianID, 0 the same one), in
+// the order of RescheduleRefusal, and is its Move when allowed:
+//   - a confirmed booking, moved by its start and to somewhere else than
+//     where it is; a seat-mode booking never moves to a start, nor this one
+//     to a slot (INVALID_STATE);
+//   - the technician must exist (NOT_FOUND) and do its service;
+//   - the customer: until cancelFreeUntil, under RESCHEDULE_LIMIT, to a start
+//     she could reserve now; the salon: to a start whose first cell has not
+//     ended (SLOT_NOT_BOOKABLE, also for a cell missing or closed);
+//   - every cell of the new span free but for those the booking holds itself
+//     (SOLD_OUT), which the store's conditional statement decides again.
+//
+// The service is the same, and so is the booking's length and price: only
+// its time and technician change.
+func (p Policy) spanMove(c Change, f RescheduleFacts) (*Move, error) {
+	switch {
+	case f.Status != StatusConfirmed:
+		return nil, Errorf(EINVALIDSTATE, "booking %d is %s; only a confirmed booking moves", c.BookingID, f.Status)
+	case f.Span == nil:
+		return nil, Errorf(EINVALIDSTATE, "booking %d is in a slot of the seat schedule: it moves to a slot, not a start", c.BookingID)
+	case c.ToStart.IsZero() || c.ToSlotID != 0:
+		return nil, Errorf(EINVALIDSTATE, "booking %d is a technician's: it moves to a start, not a slot", c.BookingID)
+	}
+	from := *f.Span
+	techID := c.ToTechnicianID
+	if techID == 0 {
+		techID = from.TechnicianID
+	}
+	switch {
+	case techID == from.TechnicianID && c.ToStart.Equal(from.Start):
+		return nil, Errorf(EINVALIDSTATE, "booking %d starts at %s with technician %d already", c.BookingID, from.Start.Format(time.RFC3339), techID)
+	case f.ToTech == nil || f.ToTech.Technician.ID != techID:
+		return nil, Errorf(ENOTFOUND, "technician %d not found", techID)
+	case !f.ToTech.Does:
+		return nil, Errorf(ESLOTNOTBOOKABLE, "technician %d does not do service %d", techID, f.ServiceID)
+	}
+	rule := SeatIfNotEnded
+	switch c.Actor {
+	case ActorCustomer:
+		if free := from.Start.Add(-time.Duration(p.CancelFreeHours) * time.Hour); f.Now.After(free) {
+			return nil, Errorf(ELATERESCHEDULE, "booking %d: reschedules ended %s", c.BookingID, free.Format(time.RFC3339))
+		}
+		if f.Reschedules >= p.RescheduleLimit {
+			return nil, Errorf(ERESCHEDULELIMIT, "booking %d moved %d times, limit %d", c.BookingID, f.Reschedules, p.RescheduleLimit)
+		}
+		rule = SeatIfOpenForBooking
+	case ActorSalon:
+	default:
+		return nil, Errorf(EINVALIDSTATE, "no reschedule by %s", c.Actor)
+	}
+	if !rule.AllowsStart(c.ToStart, p.GridMinutes, f.Now, p.BookingWindowDays) {
+		return nil, Errorf(ESLOTNOTBOOKABLE, "start %s: started, ended or beyond the window", c.ToStart.Format(time.RFC3339))
+	}
+	var own []int64
+	if techID == from.TechnicianID {
+		own = from.Cells
+	}
+	minutes := from.Minutes()
+	state, ids := SpanOf(f.ToTech.Cells, c.ToStart, minutes, p.GridMinutes, own)
+	switch state {
+	case SpanOutside:
+		return nil, Errorf(ESLOTNOTBOOKABLE, "technician %d does not work all of %d minutes from %s", techID, minutes, c.ToStart.Format(time.RFC3339))
+	case SpanTaken:
+		return nil, Errorf(ESOLDOUT, "technician %d is booked within %d minutes from %s", techID, minutes, c.ToStart.Format(time.RFC3339))
+	}
+	to := Span{TechnicianID: techID, Start: c.ToStart, End: c.ToStart.Add(time.Duration(minutes) * time.Minute)}
+	for _, id := range ids {
+		if !slices.Contains(own, id) {
+			to.Cells = append(to.Cells, id)
+		}
+	}
+	var give []int64
+	for _, id := range from.Cells {
+		if !slices.Contains(ids, id) {
+			give = append(give, id)
+		}
+	}
+	return &Move{ToSlotID: ids[0], Count: c.Actor == ActorCustomer, NewStart: c.ToStart,
+		RemindNow: c.ToStart.After(f.Now) && !c.ToStart.After(f.Now.Add(p.RemindBefore)), ToSpan: &to, Give: give}, nil
 }

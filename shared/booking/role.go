@@ -19,17 +19,22 @@ const (
 	ActionSchedule   AdminAction = "schedule"
 	ActionSlotChange AdminAction = "slot_change"
 	ActionStaff      AdminAction = "staff"
+	// ActionMenu changes the menu: services, technicians, their hours and
+	// time off. ActionMenuView reads them (the salon's lists).
+	ActionMenu     AdminAction = "menu"
+	ActionMenuView AdminAction = "menu_view"
 )
 
 // AdminActions is every admin action.
 var AdminActions = []AdminAction{ActionCheckIn, ActionNoShow, ActionWalkIn, ActionReschedule, ActionNote,
-	ActionCancelUnpaid, ActionCancel, ActionSchedule, ActionSlotChange, ActionStaff}
+	ActionCancelUnpaid, ActionCancel, ActionSchedule, ActionSlotChange, ActionStaff, ActionMenu, ActionMenuView}
 
 // staffMay is what a staff member (not the owner) may do: the work at the
-// counter. Money going back, the schedule and the accounts are the owner's.
+// counter, and reading the menu. Money going back, the schedule, the menu and
+// the accounts are the owner's.
 var staffMay = map[AdminAction]bool{
 	ActionCheckIn: true, ActionNoShow: true, ActionWalkIn: true, ActionReschedule: true, ActionNote: true,
-	ActionCancelUnpaid: true,
+	ActionCancelUnpaid: true, ActionMenuView: true,
 }
 
 // May reports whether role may take action: the owner anything, staff the

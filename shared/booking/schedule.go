@@ -16,11 +16,13 @@ type Schedule struct {
 	PriceFen    *int64 `json:"priceFen"`
 }
 
-// ScheduledSlot is one slot a schedule makes.
+// ScheduledSlot is one slot a schedule makes, or one cell of a technician's
+// hours (TechnicianID set: capacity 1, price 0).
 type ScheduledSlot struct {
 	StartAt, EndAt time.Time
 	Capacity       int
 	PriceFen       int64
+	TechnicianID   int64
 }
 
 // maxScheduleDays bounds one request so a typo cannot create years of slots.
@@ -32,27 +34,12 @@ func (s *Schedule) Slots(loc *time.Location) ([]ScheduledSlot, error) {
 	bad := func(format string, args ...any) ([]ScheduledSlot, error) {
 		return nil, Errorf(EBADREQUEST, format, args...)
 	}
-	if s.From == "" || s.To == "" || s.Open == "" || s.Close == "" || s.SlotMinutes == nil || s.Capacity == nil || s.PriceFen == nil {
+	if s.SlotMinutes == nil || s.Capacity == nil || s.PriceFen == nil {
 		return bad("schedule: every field is required")
 	}
-	from, err1 := ParseDate(s.From, loc)
-	to, err2 := ParseDate(s.To, loc)
-	if err1 != nil || err2 != nil {
-		return bad("schedule: from/to must be real dates YYYY-MM-DD in years %d-%d", MinDateYear, MaxDateYear)
-	}
-	if from.After(to) {
-		return bad("schedule: from after to")
-	}
-	if days := int(to.Sub(from).Hours()/24) + 1; days > maxScheduleDays {
-		return bad("schedule: %d days, at most %d per request", days, maxScheduleDays)
-	}
-	open, err1 := ParseClock(s.Open)
-	closing, err2 := ParseClock(s.Close)
-	if err1 != nil || err2 != nil {
-		return bad("schedule: open/close must be HH:MM")
-	}
-	if !open.Before(closing) {
-		return bad("schedule: open not before close")
+	from, to, open, closing, err := scheduleDays("schedule", s.From, s.To, s.Open, s.Close, loc)
+	if err != nil {
+		return nil, err
 	}
 	if m := *s.SlotMinutes; m < 5 || m > 720 {
 		return bad("schedule: slotMinutes %d outside 5-720", m)
@@ -63,17 +50,115 @@ func (s *Schedule) Slots(loc *time.Location) ([]ScheduledSlot, error) {
 	if p := *s.PriceFen; p < 0 || p > 1000000 {
 		return bad("schedule: priceFen %d outside 0-1000000", p)
 	}
-	length := time.Duration(*s.SlotMinutes) * time.Minute
+	return lay(from, to, open, closing, *s.SlotMinutes, loc, ScheduledSlot{Capacity: *s.Capacity, PriceFen: *s.PriceFen}), nil
+}
+
+// lay makes the slots of a schedule or a technician's hours: every day from
+// from to to, from open while a whole slot of minutes ends by closing, each
+// like proto but for its times.
+func lay(from, to, open, closing time.Time, minutes int, loc *time.Location, proto ScheduledSlot) []ScheduledSlot {
+	length := time.Duration(minutes) * time.Minute
 	var out []ScheduledSlot
 	for day := from; !day.After(to); day = day.AddDate(0, 0, 1) {
 		y, m, d := day.Date()
 		start := time.Date(y, m, d, open.Hour(), open.Minute(), 0, 0, loc)
 		end := time.Date(y, m, d, closing.Hour(), closing.Minute(), 0, 0, loc)
 		for t := start; !t.Add(length).After(end); t = t.Add(length) {
-			out = append(out, ScheduledSlot{StartAt: t, EndAt: t.Add(length), Capacity: *s.Capacity, PriceFen: *s.PriceFen})
+			s := proto
+			s.StartAt, s.EndAt = t, t.Add(length)
+			out = append(out, s)
 		}
 	}
-	return out, nil
+	return out
+}
+
+// scheduleDays reads the from/to and open/close of a schedule or hours by
+// the schedule's rules: real dates, from not after to, at most
+// maxScheduleDays days; HH:MM, open before close. what names the request in
+// the refusal.
+func scheduleDays(what, fromS, toS, openS, closeS string, loc *time.Location) (from, to, open, closing time.Time, err error) {
+	bad := func(format string, args ...any) (time.Time, time.Time, time.Time, time.Time, error) {
+		return from, to, open, closing, Errorf(EBADREQUEST, what+": "+format, args...)
+	}
+	if fromS == "" || toS == "" || openS == "" || closeS == "" {
+		return bad("from, to, open and close are required")
+	}
+	from, err1 := ParseDate(fromS, loc)
+	to, err2 := ParseDate(toS, loc)
+	if err1 != nil || err2 != nil {
+		return bad("from/to must be real dates YYYY-MM-DD in years %d-%d", MinDateYear, MaxDateYear)
+	}
+	if from.After(to) {
+		return bad("from after to")
+	}
+	if days := int(to.Sub(from).Hours()/24) + 1; days > maxScheduleDays {
+		return bad("%d days, at most %d per request", days, maxScheduleDays)
+	}
+	open, err1 = ParseClock(openS)
+	closing, err2 = ParseClock(closeS)
+	if err1 != nil || err2 != nil {
+		return bad("open/close must be HH:MM")
+	}
+	if !open.Before(closing) {
+		return bad("open not before close")
+	}
+	return from, to, open, closing, nil
+}
+
+// Hours are a technician's working hours (POST /admin/technicians/{id}/hours):
+// every day from From to To (shop dates), from Open to Close, by the
+// schedule's rules.
+type Hours struct {
+	From  string `json:"from"`
+	To    string `json:"to"`
+	Open  string `json:"open"`
+	Close string `json:"close"`
+}
+
+// Cells validates the hours and returns technician's cells: one of
+// gridMinutes (GRID_MINUTES) from Open while a whole cell ends by Close,
+// every day, capacity 1 and no price (a service has the price). Open must be
+// on the grid, so every cell starts on it. Any invalid field is BAD_REQUEST
+// and no cell is returned.
+func (h *Hours) Cells(loc *time.Location, gridMinutes int, technicianID int64) ([]ScheduledSlot, error) {
+	from, to, open, closing, err := scheduleDays("hours", h.From, h.To, h.Open, h.Close, loc)
+	if err != nil {
+		return nil, err
+	}
+	if !ValidGrid(gridMinutes) {
+		return nil, Errorf(EINTERNAL, "GRID_MINUTES %d does not divide an hour", gridMinutes)
+	}
+	if open.Minute()%gridMinutes != 0 {
+		return nil, Errorf(EBADREQUEST, "hours: open %s is not on the grid of %d minutes", h.Open, gridMinutes)
+	}
+	return lay(from, to, open, closing, gridMinutes, loc, ScheduledSlot{Capacity: 1, PriceFen: 0, TechnicianID: technicianID}), nil
+}
+
+// TimeOff closes a technician's cells that start in [From, To) of Date (POST
+// /admin/technicians/{id}/off).
+type TimeOff struct {
+	Date string `json:"date"`
+	From string `json:"from"`
+	To   string `json:"to"`
+}
+
+// Range is the time off as instants of loc (the shop's zone): from not
+// before to is BAD_REQUEST.
+func (o *TimeOff) Range(loc *time.Location) (from, to time.Time, err error) {
+	day, err := ParseDate(o.Date, loc)
+	if err != nil {
+		return from, to, err
+	}
+	f, err1 := ParseClock(o.From)
+	t, err2 := ParseClock(o.To)
+	if err1 != nil || err2 != nil {
+		return from, to, Errorf(EBADREQUEST, "off: from/to must be HH:MM")
+	}
+	if !f.Before(t) {
+		return from, to, Errorf(EBADREQUEST, "off: from %s not before to %s", o.From, o.To)
+	}
+	y, m, d := day.Date()
+	return time.Date(y, m, d, f.Hour(), f.Minute(), 0, 0, loc), time.Date(y, m, d, t.Hour(), t.Minute(), 0, 0, loc), nil
 }
 
 // ParseClock reads a time of day of the API: HH:MM, two digits each, 00:00 to

@@ -68,7 +68,7 @@ var Transitions = []Transition{
 	{Event: EventReserve, From: StatusNew, To: StatusPending, Actors: []string{ActorCustomer}, Seat: SeatTaken, SeatRule: SeatIfOpenForBooking,
 		Why: "a reservation of a slot with a price: the seat is held while the customer pays"},
 	{Event: EventReserve, From: StatusNew, To: StatusConfirmed, Actors: []string{ActorCustomer}, Seat: SeatTaken, SeatRule: SeatIfOpenForBooking,
-		Why: "a reservation of a free slot (priceFen 0): confirmed at once"},
+		Why: "a reservation of a free slot (priceFen 0), or of a service without a deposit: confirmed at once"},
 	{Event: EventWaitlistOffer, From: StatusNew, To: StatusPending, Actors: []string{ActorSystem}, Seat: SeatTaken, SeatRule: SeatIfFree,
 		Notify: []NotificationKind{NotifyWaitlist},
 		Why:    "a freed seat handed to the first in line, as a hold: never confirmed unasked, also when free"},
@@ -122,6 +122,19 @@ func TransitionFor(c Change) (*Transition, error) {
 	return nil, Errorf(EINVALIDSTATE, "no transition %s %s -> %s by %s", c.Event, c.From, c.To, c.Actor)
 }
 
+// CreationRule is the seat rule of the state machine's row that creates a
+// booking by event for actor (its rows of every status share one), or
+// SeatNoRule: the rule a booking of a service's technicians are tried under
+// (TechniciansToTry) before the one that is free is planned.
+func CreationRule(event, actor string) SeatRule {
+	for _, t := range Transitions {
+		if t.From == StatusNew && t.Event == event && slices.Contains(t.Actors, actor) {
+			return t.SeatRule
+		}
+	}
+	return SeatNoRule
+}
+
 // ChangeFacts are what the store reads of the booking inside the change's
 // transaction, before anything is written.
 type ChangeFacts struct {
@@ -130,6 +143,12 @@ type ChangeFacts struct {
 	// New is given for a row that creates a booking (From StatusNew): the slot
 	// and the database's clock, from which NewHold decides the new status.
 	New *NewFacts
+	// Span is a technician's booking's time (nil in seat mode): her, its
+	// start and end, and the cells it holds now (none once it holds none).
+	// Around are her cells of that time as they are now, for a row that
+	// takes them again (a late payment).
+	Span   *Span
+	Around []Slot
 }
 
 // NewFacts are what the store reads for a booking it creates (reserve,
@@ -137,6 +156,10 @@ type ChangeFacts struct {
 type NewFacts struct {
 	Slot Slot
 	Now  time.Time
+	// A booking of a service (the technician forms of reserve and walk-in):
+	// the service, and the span of the technician it takes (Slot unused).
+	Service *Service
+	Span    *Span
 }
 
 // ChangePlan is the writes one status change needs, in the order the store runs
@@ -171,6 +194,12 @@ type ChangePlan struct {
 	// A move (SeatMoved, planned by PlanReschedule): the slot it moves to, and
 	// how the seat is taken there. SlotID above is the slot it leaves.
 	Move *Move
+
+	// Span is a technician's booking's time (nil in seat mode), whose cells
+	// the seat effect applies to, all of them at once: a created booking's or
+	// a late payment's to take, a return's to give back. SlotID is then its
+	// first cell.
+	Span *Span
 }
 
 // Plan is the change c, asked for a booking with facts, under policy p: the
@@ -202,6 +231,25 @@ func (p Policy) Plan(c Change, facts ChangeFacts) (*ChangePlan, error) {
 		UnlessRefunding: t.Seat == SeatRetaken,
 		Notify:          t.Notify, RemindBefore: p.RemindBefore, Seat: t.Seat, SeatRule: t.SeatRule,
 		ForgetOwnPlace: t.Seat == SeatReturned, OfferFreedSeat: t.OffersFreedSeat}
+	if facts.Span == nil {
+		return plan, nil
+	}
+	// A technician's booking: every cell of its span moves with the status.
+	// The waitlist is the seat schedule's, so a freed cell is offered to
+	// nobody (whoever wants it books it), and there is no line to leave.
+	plan.ForgetOwnPlace, plan.OfferFreedSeat = false, false
+	span := *facts.Span
+	if t.Seat == SeatRetaken {
+		// Taken again only whole: a cell gone from her hours or closed
+		// since makes it unbookable before anything is written.
+		state, ids := SpanOf(facts.Around, span.Start, span.Minutes(), p.GridMinutes, nil)
+		if state == SpanOutside {
+			return nil, Errorf(ESLOTNOTBOOKABLE, "booking %d: technician %d does not work all of %s-%s now",
+				c.BookingID, span.TechnicianID, span.Start.Format(time.RFC3339), span.End.Format(time.RFC3339))
+		}
+		span.Cells = ids
+	}
+	plan.Span = &span
 	return plan, nil
 }
 
@@ -213,7 +261,20 @@ func (p Policy) planNew(c Change, facts ChangeFacts) (*ChangePlan, error) {
 	if c.Payment != nil || c.ToSlotID != 0 || c.BookingID != 0 {
 		return nil, Errorf(EINVALIDSTATE, "%s creates a booking: no payment, target or booking id", c.Event)
 	}
-	hold := p.NewHold(facts.New.Slot, facts.New.Now, c.Event)
+	n := facts.New
+	var hold Hold
+	slotID := n.Slot.ID
+	switch {
+	case n.Service == nil:
+		hold = p.NewHold(n.Slot, n.Now, c.Event)
+	case n.Span == nil || len(n.Span.Cells) == 0 || c.Event == EventWaitlistOffer:
+		// The waitlist is the seat schedule's; a service's booking takes the
+		// cells of a span.
+		return nil, Errorf(EINVALIDSTATE, "%s of service %d: no span of cells to take", c.Event, n.Service.ID)
+	default:
+		hold = p.NewServiceHold(*n.Service, n.Span.Start, n.Now, c.Event)
+		slotID = n.Span.Cells[0]
+	}
 	c.To = hold.Status
 	t, err := TransitionFor(c)
 	if err != nil {
@@ -222,8 +283,8 @@ func (p Policy) planNew(c Change, facts ChangeFacts) (*ChangePlan, error) {
 	if t.Seat != SeatTaken {
 		return nil, Errorf(EINVALIDSTATE, "%s %s -> %s takes no seat", c.Event, c.From, c.To)
 	}
-	return &ChangePlan{Change: c, SlotID: facts.New.Slot.ID, Notify: t.Notify, RemindBefore: p.RemindBefore,
-		Seat: SeatTaken, SeatRule: t.SeatRule, Hold: &hold}, nil
+	return &ChangePlan{Change: c, SlotID: slotID, Notify: t.Notify, RemindBefore: p.RemindBefore,
+		Seat: SeatTaken, SeatRule: t.SeatRule, Hold: &hold, Span: n.Span}, nil
 }
 
 // Policy is the salon's rules in numbers: the settings that the rules of
@@ -241,6 +302,7 @@ type Policy struct {
 	CheckinOpensBefore time.Duration // CHECKIN_OPENS_BEFORE: how long before the start check-in opens
 	RescheduleLimit    int           // RESCHEDULE_LIMIT: how often a customer may move one booking
 	AuditRetentionDays int           // AUDIT_RETENTION_DAYS: the release run deletes audit records CLS accepted this many days ago; 0 keeps them
+	GridMinutes        int           // GRID_MINUTES: the length of a technician's cell; divides 60
 }
 
 // DefaultPolicy is each setting's default, as the configuration table lists it.
@@ -255,6 +317,7 @@ var DefaultPolicy = Policy{
 	CheckinOpensBefore: 2 * time.Hour,
 	RescheduleLimit:    1,
 	AuditRetentionDays: 180,
+	GridMinutes:        DefaultGridMinutes,
 }
 
 // NotificationRetention is how long a finished notification (sent, refused,
@@ -316,11 +379,24 @@ type Hold struct {
 // the salon's walk-in is confirmed at once for nothing (paid in the shop), with
 // no hold to end.
 func (p Policy) NewHold(slot Slot, now time.Time, event string) Hold {
+	return p.hold(slot.PriceFen, slot.StartAt, now, event)
+}
+
+// NewServiceHold is NewHold for a booking of service starting at start: the
+// amount is the service's deposit, so a service without one is confirmed at
+// once when the customer reserves it (no payment to wait for).
+func (p Policy) NewServiceHold(service Service, start, now time.Time, event string) Hold {
+	return p.hold(service.DepositFen, start, now, event)
+}
+
+// hold is the one definition behind NewHold and NewServiceHold: amountFen is
+// what the customer pays online.
+func (p Policy) hold(amountFen int64, start, now time.Time, event string) Hold {
 	if event == EventWalkIn {
 		return Hold{Status: StatusConfirmed, AmountFen: 0, LockExpire: now}
 	}
-	h := Hold{Status: StatusPending, AmountFen: slot.PriceFen, LockExpire: HoldEnd(now, slot.StartAt, p.LockTTL)}
-	if event == EventReserve && slot.PriceFen == 0 {
+	h := Hold{Status: StatusPending, AmountFen: amountFen, LockExpire: HoldEnd(now, start, p.LockTTL)}
+	if event == EventReserve && amountFen == 0 {
 		h.Status = StatusConfirmed
 	}
 	return h

@@ -234,6 +234,20 @@ var settings = []setting{
 	{"CHECKIN_OPENS_BEFORE", duration(func(c *Config) *time.Duration { return &c.CheckinOpensBefore }, false), fns(FunctionAdmin), nil},
 	{"RESCHEDULE_LIMIT", wholeNumber(func(c *Config) *int { return &c.RescheduleLimit }, 0, 100), fns(FunctionCancel), nil},
 	{"AUDIT_RETENTION_DAYS", wholeNumber(func(c *Config) *int { return &c.AuditRetentionDays }, 0, 36500), nil, nil},
+	// The length of a technician's cell: the store counts a service's cells
+	// by it wherever one is taken (a reservation, a walk-in, a move, a late
+	// payment), so every function that touches the database uses it. It must
+	// divide the hour (booking.ValidGrid). Changing it leaves the cells
+	// already laid as they are: a span over cells of another length is not
+	// bookable until her hours are laid again.
+	{"GRID_MINUTES", func(c *Config, v string, _ func(string) string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || !booking.ValidGrid(n) {
+			return fmt.Errorf("want a number of minutes that divides 60 (5, 10, 15, 20, 30, 60, ...), got %q", v)
+		}
+		c.GridMinutes = n
+		return nil
+	}, storeUsers, nil},
 }
 
 // The shapes of value most settings take.

@@ -4,6 +4,7 @@ import (
 	"os"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -349,5 +350,33 @@ func TestDSNPassedOnAsWritten(t *testing.T) {
 	}
 	if c, err := LoadFor(env(nil), []string{"MYSQL_DSN"}); err != nil || c.MySQLDSN != DefaultMySQLDSN {
 		t.Errorf("unset: %+v %v", c, err)
+	}
+}
+
+// TestGridMinutes: GRID_MINUTES defaults to 30, takes a length that divides
+// the hour, and a bad value stops every function with a database (each may
+// take a technician's cells), never login.
+func TestGridMinutes(t *testing.T) {
+	env := func(v string) func(string) string {
+		return func(k string) string { return map[string]string{"GRID_MINUTES": v}[k] }
+	}
+	if c, err := LoadFor(env(""), []string{"GRID_MINUTES"}); err != nil || c.GridMinutes != 30 {
+		t.Fatalf("default: %v %v", c, err)
+	}
+	for _, good := range []int{5, 10, 15, 20, 60} {
+		if c, err := LoadFor(env(strconv.Itoa(good)), []string{"GRID_MINUTES"}); err != nil || c.GridMinutes != good {
+			t.Fatalf("%d: %v %v", good, c, err)
+		}
+	}
+	for _, fn := range []string{FunctionSlots, FunctionReserve, FunctionCancel, FunctionAdmin, FunctionPayNotify, FunctionRelease} {
+		uses, _ := FunctionSettings(fn)
+		for _, bad := range []string{"0", "45", "90", "-30", "half"} {
+			if _, err := LoadFor(env(bad), uses); err == nil || !strings.Contains(err.Error(), "GRID_MINUTES") {
+				t.Errorf("%s with %q: %v", fn, bad, err)
+			}
+		}
+	}
+	if uses, _ := FunctionSettings(FunctionLogin); slices.Contains(uses, "GRID_MINUTES") {
+		t.Error("login uses GRID_MINUTES")
 	}
 }

@@ -12,9 +12,19 @@ import (
 const bookingColumns = `b.book_id, b.slot_id, COALESCE(b.openid, ''), COALESCE(b.customer_id, 0), b.status, b.amount_fen, COALESCE(b.out_trade_no, ''),
 	COALESCE(b.idem_key, ''), b.lock_expire, COALESCE(b.transaction_id, ''), b.paid_at,
 	b.refund_status, b.refund_fen, b.refund_no, b.refunded_at, b.refund_attempts, b.created_at, b.updated_at,
-	b.reschedules, s.start_at, s.end_at`
+	b.reschedules, s.start_at, ` + bookingEnd + `,
+	COALESCE(b.service_id, 0), COALESCE(sv.name, ''), COALESCE(b.technician_id, 0), COALESCE(tc.name, ''), COALESCE(b.price_fen, s.price_fen)`
 
-const bookingFrom = ` FROM t_booking b JOIN t_slot s ON s.slot_id = b.slot_id `
+// bookingFrom joins a booking b with its slot s (a technician's booking: its
+// first cell) and, for a booking of a service, the service sv and the
+// technician tc by their primary keys (their names as they are now).
+const bookingFrom = ` FROM t_booking b JOIN t_slot s ON s.slot_id = b.slot_id
+	LEFT JOIN t_service sv ON sv.service_id = b.service_id LEFT JOIN t_technician tc ON tc.technician_id = b.technician_id `
+
+// bookingEnd is when booking b in slot s ends: its slot's end in seat mode;
+// a technician's booking spans its service, from its first cell's start for
+// the minutes it was booked for (whatever the service's length became since).
+const bookingEnd = `IF(b.minutes IS NULL, s.end_at, s.start_at + INTERVAL b.minutes MINUTE)`
 
 func scanBooking(row interface{ Scan(...any) error }) (*booking.Booking, error) {
 	var b booking.Booking
@@ -26,7 +36,8 @@ func scanBooking(row interface{ Scan(...any) error }) (*booking.Booking, error) 
 	if err := row.Scan(&b.ID, &b.SlotID, &b.OpenID, &b.CustomerID, &b.Status, &b.AmountFen, &b.OutTradeNo,
 		&b.IdemKey, &b.LockExpire, &b.TransactionID, &paidAt,
 		&refundStatus, &refundFen, &refundNo, &refundedAt, &refundAttempts, &b.CreatedAt, &b.UpdatedAt,
-		&b.Reschedules, &b.StartAt, &b.EndAt); err != nil {
+		&b.Reschedules, &b.StartAt, &b.EndAt,
+		&b.ServiceID, &b.ServiceName, &b.TechnicianID, &b.TechnicianName, &b.PriceFen); err != nil {
 		return nil, err
 	}
 	if paidAt.Valid {
@@ -160,7 +171,7 @@ func (db *DB) Reserve(ctx context.Context, req booking.ReserveRequest) (*booking
 	err := db.db.QueryRowContext(ctx, `
 		SELECT `+slotColumns+`, `+openForBookingExpr+`, UTC_TIMESTAMP(6),
 		       (SELECT COUNT(*) FROM t_booking WHERE active_openid = ?)
-		FROM t_slot WHERE slot_id = ?`, db.Policy.BookingWindowDays, req.OpenID, req.SlotID).
+		FROM t_slot WHERE slot_id = ? AND `+seatSchedule, db.Policy.BookingWindowDays, req.OpenID, req.SlotID).
 		Scan(&slot.ID, &slot.StartAt, &slot.EndAt, &slot.Capacity, &slot.Booked, &slot.PriceFen, &slot.Open,
 			&openForBooking, &now, &activeCount)
 	switch {
@@ -287,7 +298,7 @@ func (db *DB) reserveTx(ctx context.Context, req booking.ReserveRequest, slot *b
 	return &booking.Booking{
 		ID: id.Int64, SlotID: slot.ID, OpenID: req.OpenID, Status: status, AmountFen: hold.AmountFen,
 		OutTradeNo: booking.OutTradeNo(id.Int64), IdemKey: req.IdemKey, LockExpire: lockExpire,
-		CreatedAt: now, UpdatedAt: now, StartAt: slot.StartAt, EndAt: slot.EndAt,
+		CreatedAt: now, UpdatedAt: now, StartAt: slot.StartAt, EndAt: slot.EndAt, PriceFen: slot.PriceFen,
 	}, nil
 }
 

@@ -286,12 +286,15 @@ func (db *DB) AttachCustomers(ctx context.Context, bs []*booking.Booking) error 
 // sitting down now): no seat is SOLD_OUT or SLOT_NOT_BOOKABLE and rolls
 // everything back.
 func (db *DB) WalkIn(ctx context.Context, req booking.WalkInRequest) (*booking.Booking, error) {
+	if req.ServiceID != 0 {
+		return db.walkInService(ctx, req)
+	}
 	var id int64
 	err := db.transact(ctx, nil, func(tx *sql.Tx) error {
 		var slot booking.Slot
 		var open bool
 		var now sql.NullTime
-		err := tx.QueryRowContext(ctx, `SELECT `+slotColumns+`, `+walkInOpenExpr+`, UTC_TIMESTAMP(6) FROM t_slot WHERE slot_id = ?`,
+		err := tx.QueryRowContext(ctx, `SELECT `+slotColumns+`, `+walkInOpenExpr+`, UTC_TIMESTAMP(6) FROM t_slot WHERE slot_id = ? AND `+seatSchedule,
 			db.Policy.BookingWindowDays, req.SlotID).Scan(&slot.ID, &slot.StartAt, &slot.EndAt, &slot.Capacity, &slot.Booked, &slot.PriceFen, &slot.Open, &open, &now)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
@@ -338,7 +341,7 @@ func (db *DB) WalkIn(ctx context.Context, req booking.WalkInRequest) (*booking.B
 			}
 		}
 		// Last, the seat: the slot row is locked only until the commit.
-		return takeSeats(ctx, tx, id, []int64{slot.ID}, plan.SeatRule, db.Policy.BookingWindowDays)
+		return takeSeats(ctx, tx, id, []int64{slot.ID}, nil, plan.SeatRule, db.Policy)
 	})
 	if errors.Is(err, errSeatNotTaken) {
 		// Told apart after the rollback, by a fresh read: the transaction's own

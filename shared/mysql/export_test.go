@@ -24,15 +24,24 @@ var SeatHoldingSQLForTest = seatHoldingSQL
 // TakeSeatsForTest and ReturnSeatsForTest are the one seat-taking and the one
 // seat-returning function, for the tests that hold them to the domain's rules.
 func TakeSeatsForTest(ctx context.Context, tx *sql.Tx, bookID int64, slots []int64, rule booking.SeatRule, windowDays int) (taken bool, err error) {
-	err = takeSeats(ctx, tx, bookID, slots, rule, windowDays)
+	err = takeSeats(ctx, tx, bookID, slots, nil, rule, booking.Policy{BookingWindowDays: windowDays})
 	if errors.Is(err, errSeatNotTaken) {
 		return false, nil
 	}
 	return err == nil, err
 }
 
-func ReturnSeatsForTest(ctx context.Context, tx *sql.Tx, bookID, slot int64) error {
-	return returnSeats(ctx, tx, bookID, slot)
+func ReturnSeatsForTest(ctx context.Context, tx *sql.Tx, bookID int64, slots ...int64) error {
+	return returnSeats(ctx, tx, bookID, slots)
+}
+
+// TakeCellsForTest is the one seat-taking function for a technician's cells.
+func TakeCellsForTest(ctx context.Context, tx *sql.Tx, bookID int64, span booking.Span, rule booking.SeatRule, p booking.Policy) (taken bool, err error) {
+	err = takeSeats(ctx, tx, bookID, span.Cells, &span, rule, p)
+	if errors.Is(err, errSeatNotTaken) {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 // ReserveSQLForTest calls the reservation's stored procedure.

@@ -58,7 +58,7 @@ func (db *DB) ClaimDueNotifications(ctx context.Context, lease time.Duration, li
 		return nil, time.Time{}, err
 	}
 	rows, err := db.db.QueryContext(ctx, `SELECT n.notification_id, n.book_id, n.kind, n.openid, n.attempts, n.created_at,
-		s.start_at, s.end_at, b.amount_fen, b.status, UTC_TIMESTAMP(6)
+		s.start_at, `+bookingEnd+`, b.amount_fen, b.status, UTC_TIMESTAMP(6)
 		FROM t_notification n JOIN t_booking b ON b.book_id = n.book_id JOIN t_slot s ON s.slot_id = b.slot_id
 		WHERE n.notification_id IN (`+placeholders(len(ids))+`) ORDER BY n.next_at, n.notification_id`, ids...)
 	if err != nil {

@@ -44,7 +44,7 @@ var boundedElsewhere = map[string]string{
 	// Every confirmed booking, sorted by its slot's end: bounded by the seats
 	// of the booking window (BOOKING_WINDOW_DAYS), since the run itself moves
 	// each past one on to no_show.
-	"ORDER BY s.end_at, b.book_id LIMIT": "the confirmed bookings of the booking window",
+	"ORDER BY ends, b.book_id LIMIT": "the confirmed bookings of the booking window",
 }
 
 // planHistoryDays is the history the plan test explains on: four months of
@@ -152,8 +152,8 @@ func TestEveryStatementUsesAnIndex(t *testing.T) {
 }
 
 // reserveBodyStatements are the statements of the stored procedures
-// (salon_reserve, salon_take_seat, salon_return_seats: the latest migration
-// that defines them, 0019) that read or change rows by a condition, in their
+// (salon_reserve, salon_take_seat: the latest migration that defines them,
+// 0019; salon_return_seats: 0022) that read or change rows by a condition, in their
 // order (their INSERTs read nothing), with the procedure's parameters and
 // locals as placeholders in reserveBodyArgs' order, or as literals, since the
 // wire only shows the CALL.
@@ -167,10 +167,10 @@ var reserveBodyStatements = []string{
       ELSE FALSE END`,
 	`DELETE FROM t_booking_slot WHERE book_id = ? AND slot_id = 2`,
 	`SELECT booked >= capacity FROM t_slot WHERE slot_id = ?`,
-	`UPDATE t_slot s JOIN t_booking_slot bs ON bs.slot_id = s.slot_id SET s.booked = s.booked - 1 WHERE bs.book_id = ? AND (NULL IS NULL OR bs.slot_id = NULL)`,
-	`UPDATE t_slot s JOIN t_booking_slot bs ON bs.slot_id = s.slot_id SET s.booked = s.booked - 1 WHERE bs.book_id = ? AND (2 IS NULL OR bs.slot_id = 2)`,
-	`DELETE FROM t_booking_slot WHERE book_id = ? AND (NULL IS NULL OR slot_id = NULL)`,
-	`DELETE FROM t_booking_slot WHERE book_id = ? AND (2 IS NULL OR slot_id = 2)`,
+	`UPDATE t_slot s JOIN t_booking_slot bs ON bs.slot_id = s.slot_id SET s.booked = s.booked - 1 WHERE bs.book_id = ?`,
+	`DELETE FROM t_booking_slot WHERE book_id = ?`,
+	`DELETE bs FROM t_booking_slot bs FORCE INDEX (PRIMARY) WHERE bs.book_id = ? AND bs.slot_id = 2`,
+	`UPDATE t_slot SET booked = booked - 1 WHERE slot_id = ?`,
 }
 
 var reserveBodyArgs = []driver.NamedValue{{Ordinal: 1, Value: int64(1)}}
@@ -496,6 +496,77 @@ func runEveryOperation(t *testing.T, ctx context.Context, plain, s *mysql.DB) ma
 	must("RecordSignIn", s.RecordSignIn(ctx, "plan", "192.0.2.1", true))
 	_, err = s.DeleteOldSignIns(ctx, booking.SignInRecordsKept, 500)
 	must("DeleteOldSignIns", err)
+
+	// The menu and a technician's time: her cells laid ahead, a booking of a
+	// service (any technician), its move, its cancel giving back every cell,
+	// a late payment taking them again, a walk-in, time off refused and made.
+	svc, err := s.CreateService(ctx, booking.Service{Name: "光疗甲", Minutes: 90, PriceFen: 30000, DepositFen: 5000, Active: true})
+	must("CreateService", err)
+	minutes := 60
+	_, err = s.UpdateService(ctx, svc.ID, booking.ServiceUpdate{Minutes: &minutes})
+	must("UpdateService", err)
+	amy, err := s.CreateTechnician(ctx, booking.Technician{Name: "Amy", Active: true, ServiceIDs: []int64{svc.ID}, StaffID: st.ID})
+	must("CreateTechnician", err)
+	bea, err := s.CreateTechnician(ctx, booking.Technician{Name: "Bea", Active: true, ServiceIDs: []int64{svc.ID}})
+	must("CreateTechnician", err)
+	name2 := "Bea2"
+	_, err = s.UpdateTechnician(ctx, bea.ID, booking.TechnicianUpdate{Name: &name2, ServiceIDs: &[]int64{svc.ID}})
+	must("UpdateTechnician", err)
+	_, err = s.ListTechnicians(ctx)
+	must("ListTechnicians", err)
+	_, err = s.FindTechnician(ctx, amy.ID)
+	must("FindTechnician", err)
+	_, err = s.Menu(ctx)
+	must("Menu", err)
+	_, err = s.ListServices(ctx)
+	must("ListServices", err)
+	shop := time.FixedZone("CST", 8*3600)
+	tomorrow := now.In(shop).AddDate(0, 0, 2)
+	dayStart := time.Date(tomorrow.Year(), tomorrow.Month(), tomorrow.Day(), 0, 0, 0, 0, shop)
+	open := dayStart.Add(10 * time.Hour)
+	var cells []booking.ScheduledSlot
+	for _, tech := range []int64{amy.ID, bea.ID} {
+		for i := range 16 {
+			at := open.Add(time.Duration(i) * 30 * time.Minute)
+			cells = append(cells, booking.ScheduledSlot{StartAt: at, EndAt: at.Add(30 * time.Minute), Capacity: 1, TechnicianID: tech})
+		}
+	}
+	_, _, err = s.CreateSlots(ctx, cells)
+	must("CreateSlots", err)
+	_, err = s.ServiceDay(ctx, svc.ID, 0, dayStart, dayStart.AddDate(0, 0, 1))
+	must("ServiceDay", err)
+	req := booking.ServiceReserveRequest{OpenID: "o-plan-svc", ServiceID: svc.ID, StartAt: open, IdemKey: "plan-svc",
+		DayStart: dayStart, DayEnd: dayStart.AddDate(0, 0, 1)}
+	sb, _, err := s.ReserveService(ctx, req)
+	must("ReserveService", err)
+	_, _, err = s.ReserveService(ctx, req) // the key again
+	must("ReserveService", err)
+	_, err = s.ChangeStatus(ctx, booking.Change{BookingID: sb.ID, From: booking.StatusPending, To: booking.StatusConfirmed,
+		Event: booking.EventConfirm, Actor: booking.ActorWeChat, Payment: &booking.Payment{TransactionID: "4200svc", AmountFen: sb.AmountFen, PaidAt: time.Now()}})
+	must("ChangeStatus", err)
+	_, err = s.Reschedule(ctx, booking.Change{BookingID: sb.ID, From: booking.StatusConfirmed, To: booking.StatusConfirmed,
+		Event: booking.EventReschedule, Actor: booking.ActorSalon, ToStart: open.Add(30 * time.Minute), ToTechnicianID: bea.ID})
+	must("Reschedule", err)
+	_, err = s.ChangeStatus(ctx, booking.Change{BookingID: sb.ID, From: booking.StatusConfirmed, To: booking.StatusCancelled,
+		Event: booking.EventCancel, Actor: booking.ActorSalon})
+	must("ChangeStatus", err)
+	lb, _, err := s.ReserveService(ctx, booking.ServiceReserveRequest{OpenID: "o-plan-late", ServiceID: svc.ID, TechnicianID: amy.ID,
+		StartAt: open.Add(2 * time.Hour), DayStart: dayStart, DayEnd: dayStart.AddDate(0, 0, 1)})
+	must("ReserveService", err)
+	_, err = s.ChangeStatus(ctx, booking.Change{BookingID: lb.ID, From: booking.StatusPending, To: booking.StatusExpired,
+		Event: booking.EventRelease, Actor: booking.ActorTimer})
+	must("ChangeStatus", err)
+	_, err = s.ChangeStatus(ctx, booking.Change{BookingID: lb.ID, From: booking.StatusExpired, To: booking.StatusConfirmed,
+		Event: booking.EventLatePayment, Actor: booking.ActorWeChat, Payment: &booking.Payment{TransactionID: "4200late-svc", AmountFen: lb.AmountFen, PaidAt: time.Now()}})
+	must("ChangeStatus", err)
+	_, err = s.WalkIn(ctx, booking.WalkInRequest{ServiceID: svc.ID, StartAt: open.Add(4 * time.Hour), Name: "散客", By: "admin",
+		DayStart: dayStart, DayEnd: dayStart.AddDate(0, 0, 1)})
+	must("WalkIn", err)
+	if _, err := s.TakeTimeOff(ctx, amy.ID, open.Add(2*time.Hour), open.Add(3*time.Hour), booking.ActorAdmin); !booking.IsCode(err, booking.EINVALIDSTATE) {
+		t.Fatalf("time off over a booking: %v", err)
+	}
+	_, err = s.TakeTimeOff(ctx, amy.ID, open.Add(6*time.Hour), open.Add(7*time.Hour), booking.ActorAdmin)
+	must("TakeTimeOff", err)
 
 	// The access token every function shares.
 	must("SaveToken", s.SaveToken(ctx, "wxplan", "token", time.Now().Add(time.Hour)))

@@ -110,15 +110,16 @@ func (db *DB) DeferRefund(ctx context.Context, id int64, after time.Duration) er
 	return err
 }
 
-// DueNoShows returns up to limit confirmed bookings whose slot ended at least
-// grace ago (by the database's clock), earliest first: nobody checked them in.
+// DueNoShows returns up to limit confirmed bookings that ended at least grace
+// ago (by the database's clock; a technician's booking ends with its service,
+// bookingEnd), earliest first: nobody checked them in.
 // Each comes with the slot it was read in: the no-show is decided on that slot,
 // and a booking the salon moved to another one since is not marked.
 func (db *DB) DueNoShows(ctx context.Context, grace time.Duration, limit int) ([]booking.SeatedBooking, error) {
 	rows, err := db.db.QueryContext(ctx, `
-		SELECT b.book_id, b.slot_id FROM t_booking b JOIN t_slot s ON s.slot_id = b.slot_id
-		WHERE b.status = ? AND s.end_at <= UTC_TIMESTAMP(6) - INTERVAL ? MICROSECOND
-		ORDER BY s.end_at, b.book_id LIMIT ?`, booking.StatusConfirmed, grace.Microseconds(), limit)
+		SELECT b.book_id, b.slot_id, `+bookingEnd+` AS ends FROM t_booking b JOIN t_slot s ON s.slot_id = b.slot_id
+		WHERE b.status = ? AND `+bookingEnd+` <= UTC_TIMESTAMP(6) - INTERVAL ? MICROSECOND
+		ORDER BY ends, b.book_id LIMIT ?`, booking.StatusConfirmed, grace.Microseconds(), limit)
 	if err != nil {
 		return nil, err
 	}
@@ -126,7 +127,8 @@ func (db *DB) DueNoShows(ctx context.Context, grace time.Duration, limit int) ([
 	var out []booking.SeatedBooking
 	for rows.Next() {
 		var d booking.SeatedBooking
-		if err := rows.Scan(&d.BookingID, &d.SlotID); err != nil {
+		var ends time.Time
+		if err := rows.Scan(&d.BookingID, &d.SlotID, &ends); err != nil {
 			return nil, err
 		}
 		out = append(out, d)

@@ -13,6 +13,13 @@ import (
 
 const slotColumns = `slot_id, start_at, end_at, capacity, booked, price_fen, is_open`
 
+// seatSchedule picks the slots of the seat schedule, the only ones the seat
+// paths (reserve and walk-in by slot, a move to a slot, the waitlist, the
+// salon's changes of a slot, the public schedule) see: a technician's cell
+// named by its id is NOT_FOUND there, so it is never taken as one seat, its
+// capacity never raised, and it never gets a line.
+const seatSchedule = `technician_id IS NULL`
+
 // openForBookingExpr is booking.Slot.OpenForBooking in SQL, by the database's
 // clock: open, not started, starting within the booking window (its one
 // parameter, in days). bookableExpr adds a free seat (booking.Slot.Bookable).
@@ -33,12 +40,13 @@ func scanSlot(row interface{ Scan(...any) error }, extra ...any) (*booking.Slot,
 	return &s, nil
 }
 
-// ListSlots returns the slots starting in [from, to), earliest first, each with
-// whether it is bookable right now by the database's clock.
+// ListSlots returns the seat schedule's slots starting in [from, to), earliest
+// first, each with whether it is bookable right now by the database's clock
+// (technicianKey 0: uk_slot_start's seat-mode part, in start order).
 func (db *DB) ListSlots(ctx context.Context, from, to time.Time) ([]booking.SlotView, error) {
 	rows, err := db.db.QueryContext(ctx, `
 		SELECT `+slotColumns+`, `+bookableExpr+`
-		FROM t_slot WHERE start_at >= ? AND start_at < ? ORDER BY start_at`,
+		FROM t_slot WHERE technician_key = 0 AND start_at >= ? AND start_at < ? ORDER BY start_at`,
 		db.Policy.BookingWindowDays, from.UTC(), to.UTC())
 	if err != nil {
 		return nil, err
@@ -57,9 +65,14 @@ func (db *DB) ListSlots(ctx context.Context, from, to time.Time) ([]booking.Slot
 	return out, rows.Err()
 }
 
-// FindSlot returns one slot.
+// FindSlot returns one slot, a seat-mode slot or a technician's cell (whose
+// technician it names).
 func (db *DB) FindSlot(ctx context.Context, id int64) (*booking.Slot, error) {
-	s, err := scanSlot(db.db.QueryRowContext(ctx, `SELECT `+slotColumns+` FROM t_slot WHERE slot_id = ?`, id))
+	var tech int64
+	s, err := scanSlot(db.db.QueryRowContext(ctx, `SELECT `+slotColumns+`, technician_key FROM t_slot WHERE slot_id = ?`, id), &tech)
+	if s != nil {
+		s.TechnicianID = tech
+	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, booking.Errorf(booking.ENOTFOUND, "slot %d not found", id)
 	}
@@ -70,7 +83,7 @@ func (db *DB) FindSlot(ctx context.Context, id int64) (*booking.Slot, error) {
 // schedule (92 days of 5-minute slots, 26,404) was one INSERT per slot, one
 // round trip each: 2.9 s against a local server, about 13 s at 0.5 ms a round
 // trip, past the admin function's timeout. In batches it is 27 INSERTs. A batch
-// has 4 placeholders a slot, 4,000 in all, far below the 65,535 a prepared
+// has 5 placeholders a slot, 5,000 in all, far below the 65,535 a prepared
 // statement may have (the driver interpolates them client-side, but would
 // prepare it if interpolation were off), and its text, about 100 bytes a slot,
 // is some 100 KB, far below max_allowed_packet (16 MB by default on MariaDB,
@@ -101,9 +114,13 @@ func createSlots(ctx context.Context, tx *sql.Tx, slots []booking.ScheduledSlot,
 	for len(slots) > 0 {
 		batch := slots[:min(len(slots), SlotBatch)]
 		slots = slots[len(batch):]
-		args := make([]any, 0, 4*len(batch))
+		args := make([]any, 0, 5*len(batch))
 		for _, s := range batch {
-			args = append(args, s.StartAt.UTC(), s.EndAt.UTC(), s.Capacity, s.PriceFen)
+			var tech any // NULL: the seat schedule's
+			if s.TechnicianID != 0 {
+				tech = s.TechnicianID
+			}
+			args = append(args, s.StartAt.UTC(), s.EndAt.UTC(), s.Capacity, s.PriceFen, tech)
 		}
 		// ON DUPLICATE KEY with a no-op assignment counts 0 affected rows for
 		// an existing start and 1 for an inserted row, so the statement's
@@ -111,8 +128,8 @@ func createSlots(ctx context.Context, tx *sql.Tx, slots []booking.ScheduledSlot,
 		// ask for found rows). INSERT IGNORE would also swallow CHECK
 		// violations. The row list is generated from the count, never from input.
 		res, err := tx.ExecContext(ctx, `
-			INSERT INTO t_slot (start_at, end_at, capacity, booked, price_fen, is_open, created_at, updated_at)
-			VALUES `+repeatRows(`(?, ?, ?, 0, ?, 1, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))`, len(batch))+`
+			INSERT INTO t_slot (start_at, end_at, capacity, booked, price_fen, technician_id, is_open, created_at, updated_at)
+			VALUES `+repeatRows(`(?, ?, ?, 0, ?, ?, 1, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))`, len(batch))+`
 			ON DUPLICATE KEY UPDATE slot_id = slot_id`, args...)
 		if err != nil {
 			return err
@@ -148,7 +165,7 @@ func (db *DB) UpdateSlot(ctx context.Context, id int64, u booking.SlotUpdate, ac
 }
 
 func (db *DB) updateSlot(ctx context.Context, tx *sql.Tx, id int64, u booking.SlotUpdate, actor string) error {
-	s, err := scanSlot(tx.QueryRowContext(ctx, `SELECT `+slotColumns+` FROM t_slot WHERE slot_id = ? FOR UPDATE`, id))
+	s, err := scanSlot(tx.QueryRowContext(ctx, `SELECT `+slotColumns+` FROM t_slot WHERE slot_id = ? AND `+seatSchedule+` FOR UPDATE`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return booking.Errorf(booking.ENOTFOUND, "slot %d not found", id)
 	} else if err != nil {
@@ -205,3 +222,37 @@ func (db *DB) findSlotView(ctx context.Context, id int64) (*booking.SlotView, er
 // is taken under booking.SeatIfOpenForWalkIn by salon_take_seat, which spells
 // the same (TestTakeSeatFollowsTheSeatRules).
 const walkInOpenExpr = `(is_open = 1 AND end_at > UTC_TIMESTAMP(6) AND start_at <= UTC_TIMESTAMP(6) + INTERVAL ? DAY)`
+
+// technicianCells are a technician's cells that start in [from, to), by
+// start: one range of uk_slot_start.
+func technicianCells(ctx context.Context, q querier, tech int64, from, to time.Time) ([]booking.Slot, error) {
+	byTech, err := techniciansCells(ctx, q, []int64{tech}, from, to)
+	return byTech[tech], err
+}
+
+// techniciansCells are the cells of each of techs that start in [from, to),
+// by start, in one statement (a range of uk_slot_start per technician).
+func techniciansCells(ctx context.Context, q querier, techs []int64, from, to time.Time) (map[int64][]booking.Slot, error) {
+	out := map[int64][]booking.Slot{}
+	if len(techs) == 0 {
+		return out, nil
+	}
+	args := append(int64Args(techs), from.UTC(), to.UTC())
+	rows, err := q.QueryContext(ctx, `SELECT `+slotColumns+`, technician_key FROM t_slot
+		WHERE technician_key IN (`+placeholders(len(techs))+`) AND start_at >= ? AND start_at < ?
+		ORDER BY technician_key, start_at`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var tech int64
+		c, err := scanSlot(rows, &tech)
+		if err != nil {
+			return nil, err
+		}
+		c.TechnicianID = tech
+		out[tech] = append(out[tech], *c)
+	}
+	return out, rows.Err()
+}

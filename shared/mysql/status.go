@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"time"
 
 	"salon/shared/booking"
 )
@@ -45,15 +46,53 @@ func (db *DB) planAndRun(ctx context.Context, bookingID int64, plan func(tx *sql
 // transaction: the one read the change always made. It locks the booking's row,
 // which the conditional update would lock a moment later anyway, so the facts
 // are the latest committed ones, not an older snapshot (a payment recorded
-// meanwhile is seen, and refunded by a cancel that wins).
+// meanwhile is seen, and refunded by a cancel that wins). A technician's
+// booking has its span read too (spanFacts).
 func changeFacts(ctx context.Context, tx *sql.Tx, bookingID int64) (booking.ChangeFacts, error) {
 	var f booking.ChangeFacts
-	err := tx.QueryRowContext(ctx, `SELECT slot_id, transaction_id IS NOT NULL FROM t_booking WHERE book_id = ? FOR UPDATE`, bookingID).
-		Scan(&f.SlotID, &f.Paid)
+	var tech sql.NullInt64
+	var minutes sql.NullInt32
+	err := tx.QueryRowContext(ctx, `SELECT slot_id, transaction_id IS NOT NULL, technician_id, minutes FROM t_booking WHERE book_id = ? FOR UPDATE`, bookingID).
+		Scan(&f.SlotID, &f.Paid, &tech, &minutes)
 	if errors.Is(err, sql.ErrNoRows) {
 		return f, booking.Errorf(booking.ENOTFOUND, "booking %d not found", bookingID)
+	} else if err != nil || !tech.Valid {
+		return f, err
 	}
+	f.Span, f.Around, err = spanFacts(ctx, tx, bookingID, f.SlotID, tech.Int64, int(minutes.Int32))
 	return f, err
+}
+
+// spanFacts reads a technician's booking's span: from its first cell's start
+// for its minutes, with the cells it holds now (its t_booking_slot rows, in
+// start order); and, when it holds none (a booking that may take them again:
+// a late payment), her cells of that time as they are now. Plain reads: the
+// booking's row is locked, and every change of its rows takes that lock
+// first, so they are as the last change committed them; the cells' state is
+// decided again by the statements that take them.
+func spanFacts(ctx context.Context, tx *sql.Tx, bookingID, firstCell, tech int64, minutes int) (*booking.Span, []booking.Slot, error) {
+	span := &booking.Span{TechnicianID: tech}
+	if err := tx.QueryRowContext(ctx, `SELECT start_at FROM t_slot WHERE slot_id = ?`, firstCell).Scan(&span.Start); err != nil {
+		return nil, nil, err
+	}
+	span.End = span.Start.Add(time.Duration(minutes) * time.Minute)
+	rows, err := tx.QueryContext(ctx, `SELECT bs.slot_id FROM t_booking_slot bs JOIN t_slot s ON s.slot_id = bs.slot_id
+		WHERE bs.book_id = ? ORDER BY s.start_at`, bookingID)
+	if err != nil {
+		return nil, nil, err
+	}
+	ids, err := scanIDs(rows)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, id := range ids {
+		span.Cells = append(span.Cells, id.(int64))
+	}
+	if len(span.Cells) > 0 {
+		return span, nil, nil
+	}
+	around, err := technicianCells(ctx, tx, tech, span.Start, span.End)
+	return span, around, err
 }
 
 // runPlan executes a change's plan: the conditional update of the booking, its
@@ -115,9 +154,14 @@ func (db *DB) runPlan(ctx context.Context, tx *sql.Tx, p *booking.ChangePlan) er
 
 	switch p.Seat {
 	case booking.SeatReturned:
-		// By the slot the plan was made for (the one the booking holds today):
-		// the full key of its seat row, so only that row is locked.
-		if err = returnSeats(ctx, tx, p.BookingID, p.SlotID); err != nil {
+		// By the slot the plan was made for (the one the booking holds today),
+		// or every cell of a technician's booking: the full keys of its seat
+		// rows, so only those rows are locked.
+		seats := []int64{p.SlotID}
+		if p.Span != nil {
+			seats = p.Span.Cells
+		}
+		if err = returnSeats(ctx, tx, p.BookingID, seats); err != nil {
 			return err
 		}
 		if p.ForgetOwnPlace {
@@ -134,8 +178,16 @@ func (db *DB) runPlan(ctx context.Context, tx *sql.Tx, p *booking.ChangePlan) er
 	case booking.SeatRetaken:
 		// Conditionally, as at reserve (the row's rule): only into a slot a
 		// customer could book right now, never into one that has started or
-		// was closed.
-		err := takeSeats(ctx, tx, p.BookingID, []int64{p.SlotID}, p.SeatRule, db.Policy.BookingWindowDays)
+		// was closed; a technician's booking into every cell of its span, or
+		// none.
+		if p.Span != nil {
+			err := takeSeats(ctx, tx, p.BookingID, p.Span.Cells, p.Span, p.SeatRule, db.Policy)
+			if errors.Is(err, errSeatNotTaken) {
+				return whyCellsNotTaken(ctx, tx, p.Span.Cells, *p.Span, p.SeatRule, db.Policy)
+			}
+			return err
+		}
+		err := takeSeats(ctx, tx, p.BookingID, []int64{p.SlotID}, nil, p.SeatRule, db.Policy)
 		if errors.Is(err, errSeatNotTaken) {
 			return whyNotTaken(ctx, tx, p.SlotID)
 		}

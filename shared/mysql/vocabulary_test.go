@@ -277,7 +277,7 @@ func TestTakeSeatFollowsTheSeatRules(t *testing.T) {
 			}
 			if taken {
 				allowed++
-				if err := mysql.ReturnSeatsForTest(ctx, tx, 1000+id, 0); err != nil {
+				if err := mysql.ReturnSeatsForTest(ctx, tx, 1000+id, id); err != nil {
 					t.Fatal(err)
 				}
 				tx.QueryRowContext(ctx, `SELECT booked, (SELECT COUNT(*) FROM t_booking_slot WHERE book_id = ?) FROM t_slot WHERE slot_id = ?`, 1000+id, id).Scan(&booked, &rows)

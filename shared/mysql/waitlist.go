@@ -39,7 +39,7 @@ func (db *DB) joinWaitlist(ctx context.Context, tx *sql.Tx, openid string, slotI
 	var openForBooking, holdsSeat bool
 	err := tx.QueryRowContext(ctx, `SELECT `+slotColumns+`, `+openForBookingExpr+`,
 			EXISTS (SELECT 1 FROM t_booking h WHERE h.slot_id = t_slot.slot_id AND h.openid = ? AND h.status IN (`+seatHoldingSQL+`))
-		FROM t_slot WHERE slot_id = ? FOR UPDATE`,
+		FROM t_slot WHERE slot_id = ? AND `+seatSchedule+` FOR UPDATE`,
 		db.Policy.BookingWindowDays, openid, slotID).Scan(&slot.ID, &slot.StartAt, &slot.EndAt, &slot.Capacity, &slot.Booked, &slot.PriceFen, &slot.Open,
 		&openForBooking, &holdsSeat)
 	switch {
@@ -242,7 +242,7 @@ func (db *DB) offerSeats(ctx context.Context, tx *sql.Tx, slotID int64, n int) e
 				return err
 			}
 		}
-		err = takeSeats(ctx, tx, id, []int64{slotID}, plan.SeatRule, db.Policy.BookingWindowDays)
+		err = takeSeats(ctx, tx, id, []int64{slotID}, nil, plan.SeatRule, db.Policy)
 		if errors.Is(err, errSeatNotTaken) {
 			return errors.New("mysql: waitlist offer found no seat on a locked slot")
 		} else if err != nil {

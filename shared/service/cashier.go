@@ -217,8 +217,10 @@ func (s *Cashier) settle(ctx context.Context, b *booking.Booking, p booking.Paym
 			}
 			// Paid in the last second of the hold: re-seat if the slot is still
 			// bookable with a free seat and the customer holds no other unfinished
-			// booking (the store checks all of it in the change itself), else refund
-			// in full: never into a slot that has started or was closed.
+			// booking (the store checks all of it in the change itself; a
+			// technician's booking takes every cell of its span again, or none),
+			// else refund in full: never into a slot that has started or was
+			// closed, nor into a technician's time someone took or she is off.
 			_, err = s.store.ChangeStatus(ctx, booking.Change{BookingID: b.ID, From: booking.StatusExpired, To: booking.StatusConfirmed,
 				Event: booking.EventLatePayment, Actor: booking.ActorWeChat, Reason: "过期后付款，重新占座 " + p.TransactionID, Payment: &p})
 			if err == nil {

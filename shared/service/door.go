@@ -137,6 +137,10 @@ func (s *Door) SetCustomerNote(ctx context.Context, id int64, note string) (*boo
 
 // WalkIn books someone at the counter or on the phone: confirmed at once,
 // nothing to pay online, no WeChat order and no messages (see mysql's WalkIn).
+// In a slot (req.SlotID), or for a service (req.ServiceID) with a
+// technician's time: from req.StartAt (zero: the cell running now, by the
+// database's clock and the shop's grid) with req.TechnicianID, or the free
+// technician a reservation would get.
 func (s *Door) WalkIn(ctx context.Context, req booking.WalkInRequest) (*booking.Booking, error) {
 	who, err := allow(ctx, booking.ActionWalkIn)
 	if err != nil {
@@ -147,6 +151,18 @@ func (s *Door) WalkIn(ctx context.Context, req booking.WalkInRequest) (*booking.
 		return nil, err
 	}
 	req.By = who.Actor()
+	if req.ServiceID != 0 {
+		if req.StartAt.IsZero() {
+			now, err := s.Now(ctx)
+			if err != nil {
+				return nil, err
+			}
+			req.StartAt = booking.CellStart(now, s.Loc, s.Policy.GridMinutes)
+		}
+		if req.DayStart, req.DayEnd, err = booking.DayBounds(booking.ShopDay(req.StartAt, s.Loc), s.Loc); err != nil {
+			return nil, err
+		}
+	}
 	return s.store.WalkIn(ctx, req)
 }
 

@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"time"
 
 	"salon/shared/booking"
 )
@@ -62,6 +63,55 @@ func (s *Moves) RescheduleBySalon(ctx context.Context, bookingID, slotID, fromSl
 	}
 	out, err := s.store.Reschedule(ctx, booking.Change{BookingID: bookingID, From: booking.StatusConfirmed, To: booking.StatusConfirmed,
 		Event: booking.EventReschedule, Actor: booking.ActorSalon, By: who.Actor(), Reason: "门店改约", SlotID: fromSlotID, ToSlotID: slotID})
+	if err == nil {
+		s.notify.notifyNow(ctx)
+	}
+	return out, err
+}
+
+// RescheduleToStartByCustomer moves the customer's own confirmed booking of
+// a service to startAt with technician technicianID (0: the same one): the
+// same service and length, the same rules as RescheduleByCustomer (until
+// cancelFreeUntil, RESCHEDULE_LIMIT, a start she could reserve now), every
+// cell of the new span free but those it holds already (booking.Policy's
+// PlanReschedule, on the facts read in the move's transaction). The new
+// cells are taken first, all or none, and the old ones it no longer needs
+// returned, in one transaction. A seat-mode booking moves to a slot, not a
+// start (INVALID_STATE).
+func (s *Moves) RescheduleToStartByCustomer(ctx context.Context, openid string, bookingID int64, startAt time.Time, technicianID int64) (*booking.Booking, error) {
+	b, err := s.store.FindCustomerBooking(ctx, openid, bookingID)
+	if err != nil {
+		return nil, err
+	}
+	out, err := s.store.Reschedule(ctx, booking.Change{BookingID: b.ID, From: booking.StatusConfirmed, To: booking.StatusConfirmed,
+		Event: booking.EventReschedule, Actor: booking.ActorCustomer, Reason: "顾客改约", SlotID: b.SlotID,
+		ToStart: startAt, ToTechnicianID: technicianID})
+	if err == nil {
+		s.notify.notifyNow(ctx) // a reminder may be due
+	}
+	return out, err
+}
+
+// RescheduleToStartBySalon is RescheduleBySalon for a booking of a service:
+// to startAt with technician technicianID (0: the same one), any start whose
+// first cell has not ended; the customer is told. fromSlotID is the first
+// cell the salon saw it in (0: as read here), so of two moves of one booking
+// from the same place exactly one is made.
+func (s *Moves) RescheduleToStartBySalon(ctx context.Context, bookingID int64, startAt time.Time, technicianID, fromSlotID int64) (*booking.Booking, error) {
+	who, err := allow(ctx, booking.ActionReschedule)
+	if err != nil {
+		return nil, err
+	}
+	b, err := s.store.FindBooking(ctx, bookingID)
+	if err != nil {
+		return nil, err
+	}
+	if fromSlotID == 0 {
+		fromSlotID = b.SlotID
+	}
+	out, err := s.store.Reschedule(ctx, booking.Change{BookingID: bookingID, From: booking.StatusConfirmed, To: booking.StatusConfirmed,
+		Event: booking.EventReschedule, Actor: booking.ActorSalon, By: who.Actor(), Reason: "门店改约", SlotID: fromSlotID,
+		ToStart: startAt, ToTechnicianID: technicianID})
 	if err == nil {
 		s.notify.notifyNow(ctx)
 	}

@@ -23,6 +23,7 @@ type Reservations struct {
 // ReservationsStore is what Reservations asks of the store.
 type ReservationsStore interface {
 	Reserve(ctx context.Context, req booking.ReserveRequest) (b *booking.Booking, created bool, err error)
+	ReserveService(ctx context.Context, req booking.ServiceReserveRequest) (b *booking.Booking, created bool, err error)
 	CountNoShows(ctx context.Context, openid string, within time.Duration) (int, error)
 	FindCustomerBooking(ctx context.Context, openid string, id int64) (*booking.Booking, error)
 	ChangeStatus(ctx context.Context, c booking.Change) (*booking.Booking, error)
@@ -53,6 +54,40 @@ func (s *Reservations) Reserve(ctx context.Context, openid string, slotID int64,
 		return nil, err
 	}
 	b, created, err := s.store.Reserve(ctx, booking.ReserveRequest{OpenID: openid, SlotID: slotID, IdemKey: idemKey})
+	if err != nil {
+		return nil, err
+	}
+	r := &Reservation{Booking: b, Created: created}
+	if b.Status != booking.StatusPending {
+		return r, nil
+	}
+	r.Payment, err = s.cashier.prepay(ctx, b)
+	return r, err
+}
+
+// ReserveService books service serviceID at startAt for the customer, with
+// technician technicianID, or (0) the free technician who has the fewest
+// booked minutes that day, then the lowest id (POST /bookings
+// {"serviceId","startAt"[,"technicianId"]}): the reservation of Reserve,
+// with the technician's cells of the service's span for its seat (all taken
+// by one conditional statement, or none) and the service's deposit for its
+// amount: a deposit is paid like a slot's price (the WeChat order, the same
+// answers), none confirms the booking at once with no payment. Unknown
+// service or technician: NOT_FOUND; a start off the grid, outside her
+// hours, started or outside the window, or a technician who does not do
+// the service: SLOT_NOT_BOOKABLE; the named one busy, or every one:
+// SOLD_OUT. NO_SHOW_LIMIT and the idempotency key apply as at Reserve (the
+// key names one service, start and technician).
+func (s *Reservations) ReserveService(ctx context.Context, openid string, serviceID, technicianID int64, startAt time.Time, idemKey string) (*Reservation, error) {
+	if err := s.checkNoShowLimit(ctx, openid); err != nil {
+		return nil, err
+	}
+	from, to, err := booking.DayBounds(booking.ShopDay(startAt, s.Loc), s.Loc)
+	if err != nil {
+		return nil, err
+	}
+	b, created, err := s.store.ReserveService(ctx, booking.ServiceReserveRequest{OpenID: openid, ServiceID: serviceID,
+		TechnicianID: technicianID, StartAt: startAt, IdemKey: idemKey, DayStart: from, DayEnd: to})
 	if err != nil {
 		return nil, err
 	}

@@ -4,7 +4,7 @@
 // status-change path; this package decides which change to ask for.
 //
 // The behaviour is split by use case (Reservations, Cancels, Cashier, Door,
-// Moves, Timetable, ConsoleReads, Team, ReleaseRun, and the Notifier they share),
+// Moves, Timetable, Menu, ConsoleReads, Team, ReleaseRun, and the Notifier they share),
 // each a type over the small interface of the store methods it calls, declared
 // beside it; Common is what they all share: the policy, the shop's time zone, the
 // logger and the database's clock. New builds them once, over one store.
@@ -67,6 +67,7 @@ type Service struct {
 	*Door
 	*Moves
 	*Timetable
+	*Menu
 	*ConsoleReads
 	*Team
 	*ReleaseRun
@@ -90,6 +91,7 @@ func New(store Store) *Service {
 		Door:         &Door{Common: c, store: store},
 		Moves:        &Moves{Common: c, store: store, notify: n},
 		Timetable:    &Timetable{Common: c, store: store, notify: n},
+		Menu:         &Menu{Common: c, store: store},
 		ConsoleReads: &ConsoleReads{Common: c, store: store, notify: n, release: rel},
 		Team:         &Team{Common: c, store: store},
 		ReleaseRun:   rel,

@@ -272,6 +272,11 @@ func TestAdminActionsByRole(t *testing.T) {
 			return err
 		},
 		booking.ActionStaff: func(ctx context.Context) error { _, err := svc.UpdateStaff(ctx, 999999, nil, &pw); return err },
+		booking.ActionMenu: func(ctx context.Context) error {
+			_, err := svc.UpdateService(ctx, 999999, booking.ServiceUpdate{Active: &open})
+			return err
+		},
+		booking.ActionMenuView: func(ctx context.Context) error { _, err := svc.Technicians(ctx); return err },
 	}
 	if len(actions) != len(booking.AdminActions) {
 		t.Fatalf("%d actions tested of %d", len(actions), len(booking.AdminActions))

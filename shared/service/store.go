@@ -17,6 +17,9 @@ import (
 // path, and the reads the rules decide on.
 type Bookings interface {
 	Reserve(ctx context.Context, req booking.ReserveRequest) (b *booking.Booking, created bool, err error)
+	// ReserveService books a service at a start with a technician, or the
+	// first free one in pick order (booking.Policy.TechniciansToTry).
+	ReserveService(ctx context.Context, req booking.ServiceReserveRequest) (b *booking.Booking, created bool, err error)
 	ChangeStatus(ctx context.Context, c booking.Change) (*booking.Booking, error)
 	// Reschedule moves a confirmed booking to c.ToSlotID in one transaction
 	// (booking.Policy.PlanReschedule decides on the facts it reads there).
@@ -65,6 +68,29 @@ type Slots interface {
 	ListSlots(ctx context.Context, from, to time.Time) ([]booking.SlotView, error)
 	// FindSlot is one slot by its key (the console names a slot by its start).
 	FindSlot(ctx context.Context, id int64) (*booking.Slot, error)
+}
+
+// Menus are the services, the technicians who do them, their cells (laid
+// by Slots.CreateSlots) and time off, and the facts of a service's day.
+type Menus interface {
+	// Menu is the active services, each with the active technicians who do it.
+	Menu(ctx context.Context) ([]booking.Service, error)
+	ListServices(ctx context.Context) ([]booking.Service, error)
+	CreateService(ctx context.Context, s booking.Service) (*booking.Service, error)
+	// UpdateService applies u to the service as it is (booking.ServiceUpdate.Apply).
+	UpdateService(ctx context.Context, id int64, u booking.ServiceUpdate) (*booking.Service, error)
+	ListTechnicians(ctx context.Context) ([]booking.Technician, error)
+	FindTechnician(ctx context.Context, id int64) (*booking.Technician, error)
+	// CreateTechnician and UpdateTechnician: services or a staff account that
+	// do not exist are BAD_REQUEST, an account another technician has
+	// INVALID_STATE.
+	CreateTechnician(ctx context.Context, t booking.Technician) (*booking.Technician, error)
+	UpdateTechnician(ctx context.Context, id int64, u booking.TechnicianUpdate) (*booking.Technician, error)
+	// TakeTimeOff closes a technician's cells starting in [from, to), all or
+	// none: a booked one refuses it with *booking.InTheWay.
+	TakeTimeOff(ctx context.Context, technicianID int64, from, to time.Time, actor string) (int, error)
+	// ServiceDay is the facts of a service's bookings on a shop day.
+	ServiceDay(ctx context.Context, serviceID, technicianID int64, dayStart, dayEnd time.Time) (booking.ServiceFacts, error)
 }
 
 // Waitlists are the lines of full slots.
@@ -159,6 +185,7 @@ type Store interface {
 	Bookings
 	Customers
 	Slots
+	Menus
 	Waitlists
 	Refunds
 	Outbox

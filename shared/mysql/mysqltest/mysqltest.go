@@ -130,10 +130,78 @@ func AddSlot(tb testing.TB, db *mysql.DB, in time.Duration, capacity int, priceF
 		tb.Fatalf("AddSlot: created %d: %v", created, err)
 	}
 	var id int64
-	if err := db.SQL().QueryRow(`SELECT slot_id FROM t_slot WHERE start_at = ?`, start).Scan(&id); err != nil {
+	if err := db.SQL().QueryRow(`SELECT slot_id FROM t_slot WHERE technician_key = 0 AND start_at = ?`, start).Scan(&id); err != nil {
 		tb.Fatal(err)
 	}
 	return id
+}
+
+// AddService adds a service to the menu and returns its id.
+func AddService(tb testing.TB, db *mysql.DB, name string, minutes int, priceFen, depositFen int64) int64 {
+	tb.Helper()
+	s, err := db.CreateService(context.Background(), booking.Service{Name: name, Minutes: minutes, PriceFen: priceFen, DepositFen: depositFen, Active: true})
+	if err != nil {
+		tb.Fatalf("AddService: %v", err)
+	}
+	return s.ID
+}
+
+// AddTechnician adds an active technician who does the given services and
+// returns her id.
+func AddTechnician(tb testing.TB, db *mysql.DB, name string, serviceIDs ...int64) int64 {
+	tb.Helper()
+	t, err := db.CreateTechnician(context.Background(), booking.Technician{Name: name, Active: true, ServiceIDs: serviceIDs})
+	if err != nil {
+		tb.Fatalf("AddTechnician: %v", err)
+	}
+	return t.ID
+}
+
+// GridStart is a start on the store's grid at least `in` from now by the
+// database's clock: the next whole cell (in UTC, which the shop's zone of
+// whole or half hours shares for any grid of up to 30 minutes).
+func GridStart(tb testing.TB, db *mysql.DB, in time.Duration) time.Time {
+	tb.Helper()
+	now, err := db.Now(context.Background())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	grid := time.Duration(db.Policy.GridMinutes) * time.Minute
+	return now.Add(in).Truncate(grid).Add(grid)
+}
+
+// LayCells lays n cells of the grid for technician from start (her hours, as
+// CreateSlots lays them) and returns their ids, by start. Cells there
+// already are kept.
+func LayCells(tb testing.TB, db *mysql.DB, technician int64, start time.Time, n int) []int64 {
+	tb.Helper()
+	grid := time.Duration(db.Policy.GridMinutes) * time.Minute
+	var cells []booking.ScheduledSlot
+	for i := range n {
+		at := start.Add(time.Duration(i) * grid)
+		cells = append(cells, booking.ScheduledSlot{StartAt: at, EndAt: at.Add(grid), Capacity: 1, TechnicianID: technician})
+	}
+	if _, _, err := db.CreateSlots(context.Background(), cells); err != nil {
+		tb.Fatalf("LayCells: %v", err)
+	}
+	rows, err := db.SQL().Query(`SELECT slot_id FROM t_slot WHERE technician_id = ? AND start_at >= ? AND start_at < ? ORDER BY start_at`,
+		technician, start, start.Add(time.Duration(n)*grid))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			tb.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	if len(ids) != n {
+		tb.Fatalf("LayCells: %d cells of %d", len(ids), n)
+	}
+	return ids
 }
 
 // ExpireHold moves a booking's hold into the past, as if its lock TTL had run out.
@@ -157,11 +225,15 @@ func SlotStarts(tb testing.TB, db *mysql.DB, slotID int64, ago time.Duration) {
 	}
 }
 
-// CheckInvariant fails the test unless, for every slot, 0 <= booked <= capacity
-// and booked equals its t_booking_slot rows of bookings in a status that holds a
-// seat; the table is the seats held now (a booking holding a seat has exactly
-// one row today, of its own slot; any other booking none); and no customer
-// holds two unfinished bookings. Every concurrency test ends with it.
+// CheckInvariant fails the test unless, for every slot (a seat-mode slot or a
+// technician's cell), 0 <= booked <= capacity and booked equals its
+// t_booking_slot rows of bookings in a status that holds a seat; the table is
+// the seats held now: a seat-mode booking holding a seat has exactly one row,
+// of its own slot; a technician's booking holding one has a row for every
+// cell of its span and no other (her cells from its first cell's start for
+// its minutes, their lengths adding up to its minutes); any other booking
+// none; and no customer holds two unfinished bookings. Every concurrency test
+// ends with it.
 func CheckInvariant(tb testing.TB, db *mysql.DB) {
 	tb.Helper()
 	holding := func() []any {
@@ -190,18 +262,29 @@ func CheckInvariant(tb testing.TB, db *mysql.DB) {
 		tb.Fatal(err)
 	}
 	// The rows are the seats held now: none of a booking that holds no seat (or
-	// of none at all), and each booking holding a seat holds its own slot's.
+	// of none at all, or of no slot), each seat-mode booking holding a seat
+	// holds its own slot's, and a technician's booking holds cells of hers
+	// within its span only ...
 	var stray, missing int
-	if err := db.SQL().QueryRow(`SELECT COUNT(*) FROM t_booking_slot bs LEFT JOIN t_booking b ON b.book_id = bs.book_id
-		WHERE b.book_id IS NULL OR b.status NOT IN (?, ?, ?, ?) OR b.slot_id <> bs.slot_id`, holding()...).Scan(&stray); err != nil {
+	if err := db.SQL().QueryRow(`SELECT COUNT(*) FROM t_booking_slot bs
+		LEFT JOIN t_slot s ON s.slot_id = bs.slot_id
+		LEFT JOIN t_booking b ON b.book_id = bs.book_id
+		LEFT JOIN t_slot f ON f.slot_id = b.slot_id
+		WHERE s.slot_id IS NULL OR b.book_id IS NULL OR b.status NOT IN (?, ?, ?, ?)
+		   OR (b.technician_id IS NULL AND (b.slot_id <> bs.slot_id OR s.technician_id IS NOT NULL))
+		   OR (b.technician_id IS NOT NULL AND (s.technician_id IS NULL OR s.technician_id <> b.technician_id
+		       OR s.start_at < f.start_at OR s.start_at >= f.start_at + INTERVAL b.minutes MINUTE))`, holding()...).Scan(&stray); err != nil {
 		tb.Fatal(err)
 	}
-	if err := db.SQL().QueryRow(`SELECT COUNT(*) FROM t_booking b WHERE b.status IN (?, ?, ?, ?)
-		AND (SELECT COUNT(*) FROM t_booking_slot bs WHERE bs.book_id = b.book_id) <> 1`, holding()...).Scan(&missing); err != nil {
+	// ... and all of them: exactly one row, or cells covering its minutes.
+	if err := db.SQL().QueryRow(`SELECT COUNT(*) FROM t_booking b WHERE b.status IN (?, ?, ?, ?) AND (
+		(b.technician_id IS NULL AND (SELECT COUNT(*) FROM t_booking_slot bs WHERE bs.book_id = b.book_id) <> 1)
+		OR (b.technician_id IS NOT NULL AND COALESCE((SELECT SUM(TIMESTAMPDIFF(MINUTE, s.start_at, s.end_at))
+			FROM t_booking_slot bs JOIN t_slot s ON s.slot_id = bs.slot_id WHERE bs.book_id = b.book_id), 0) <> b.minutes))`, holding()...).Scan(&missing); err != nil {
 		tb.Fatal(err)
 	}
 	if stray != 0 || missing != 0 {
-		tb.Errorf("invariant broken: %d seat rows of bookings not holding that seat, %d bookings holding a seat without exactly one row", stray, missing)
+		tb.Errorf("invariant broken: %d seat rows of bookings not holding that seat, %d bookings holding a seat without exactly its rows", stray, missing)
 	}
 	// By openid (mini-program customers) and by customer (also walk-ins, who
 	// have no openid).
