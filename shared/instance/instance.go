@@ -259,6 +259,10 @@ func (e *Env) Timetable() (*service.Timetable, error) {
 	return get(e, func(d *deps) *service.Timetable { return d.svc.Timetable })
 }
 
+func (e *Env) Menu() (*service.Menu, error) {
+	return get(e, func(d *deps) *service.Menu { return d.svc.Menu })
+}
+
 func (e *Env) ConsoleReads() (*service.ConsoleReads, error) {
 	return get(e, func(d *deps) *service.ConsoleReads { return d.svc.ConsoleReads })
 }
