@@ -79,24 +79,26 @@ var (
 
 // Results is everything one run measured; results.json is this.
 type Results struct {
-	Started   time.Time         `json:"started"`
-	Seconds   float64           `json:"seconds"`
-	Profile   Profile           `json:"profile"`
-	Conns     int               `json:"pool_connections"`
-	Machine   Machine           `json:"machine"`
-	Networks  []NetworkInfo     `json:"networks"`
-	Notes     []string          `json:"notes"`
-	Bursts    []Burst           `json:"bursts"`
-	Cells     []Cell            `json:"throughput"`
-	SoldOut   []Cell            `json:"sold_out"`
-	E2E       []E2E             `json:"end_to_end"`
-	Functions []Function        `json:"functions"`
-	Overhead  *Overhead         `json:"gateway_overhead,omitempty"`
-	Payments  *Payments         `json:"payments,omitempty"`
-	Budget    *Budget           `json:"connection_budget,omitempty"`
-	Growth    *Growth           `json:"growth,omitempty"`
-	Targets   []Target          `json:"targets"`
-	Errors    map[string]string `json:"errors,omitempty"`
+	Started   time.Time     `json:"started"`
+	Seconds   float64       `json:"seconds"`
+	Profile   Profile       `json:"profile"`
+	Conns     int           `json:"pool_connections"`
+	Machine   Machine       `json:"machine"`
+	Networks  []NetworkInfo `json:"networks"`
+	Notes     []string      `json:"notes"`
+	Bursts    []Burst       `json:"bursts"`
+	Cells     []Cell        `json:"throughput"`
+	SoldOut   []Cell        `json:"sold_out"`
+	E2E       []E2E         `json:"end_to_end"`
+	Functions []Function    `json:"functions"`
+	Overhead  *Overhead     `json:"gateway_overhead,omitempty"`
+	Payments  *Payments     `json:"payments,omitempty"`
+	Budget    *Budget       `json:"connection_budget,omitempty"`
+	Growth    *Growth       `json:"growth,omitempty"`
+	// Technicians is the technician scenario's runs (technicians.go).
+	Technicians []TechRun         `json:"technicians,omitempty"`
+	Targets     []Target          `json:"targets"`
+	Errors      map[string]string `json:"errors,omitempty"`
 }
 
 func main() {
@@ -149,6 +151,7 @@ func run(opts options) error {
 	b.scenario("burst", b.burstRun)
 	b.scenario("throughput", b.throughputRun)
 	b.scenario("soldout", b.soldOutRun)
+	b.scenario("technicians", b.techniciansRun)
 	b.scenarioWithBinaries("e2e", b.e2eRun)
 	b.scenarioWithBinaries("cold", b.coldRun)
 	b.scenarioWithBinaries("budget", b.budgetRun)
@@ -183,7 +186,7 @@ func parseFlags() options {
 	flag.IntVar(&o.reps, "reps", 0, "override the profile's repetitions of each throughput cell")
 	flag.DurationVar(&o.cell, "cell", 0, "override the profile's duration of a throughput cell")
 	flag.StringVar(&o.contenders, "contenders", "", "comma-separated contender names to keep (default all)")
-	flag.StringVar(&o.only, "only", "", "comma-separated scenarios to run (burst,throughput,soldout,e2e,cold,budget,payments,growth); default all")
+	flag.StringVar(&o.only, "only", "", "comma-separated scenarios to run (burst,throughput,soldout,technicians,e2e,cold,budget,payments,growth); default all")
 	flag.DurationVar(&o.delay, "delay", 250*time.Microsecond, "one-way delay of the second network every contender is also measured on (0: direct only)")
 	flag.BoolVar(&o.private, "private", false, "measure on a private mariadbd the tool starts (own port and data directory, server defaults) instead of MYSQL_DSN's server, so the server's counters and CPU are this run's alone")
 	flag.BoolVar(&o.rerender, "rerender", false, "measure nothing: judge the targets and write BENCHMARKS.md again from the results.json in -out (the charts stay as drawn)")

@@ -23,6 +23,7 @@ func markdown(res *Results, charts []string) string {
 	}
 	p.charts(charts)
 	p.soldOut()
+	p.techniciansSection()
 	p.budgetSection()
 	p.endToEnd()
 	p.functionBinaries()

@@ -190,6 +190,7 @@ func targets(res *Results) []Target {
 		ov.Why = fmt.Sprintf("p99 %.2f ms through the gateway, %.2f ms in process, %d requests each", o.Gateway.P99, o.InProcess.P99, o.Iterations)
 	}
 	ts = append(ts, ov)
+	ts = append(ts, techTargets(res)...)
 	for i := range ts {
 		ts[i].Verdict = "NOT MET"
 		if ts[i].Met {
