@@ -142,6 +142,17 @@ func growthRound(ctx context.Context, store *mysql.DB, rep int, measure func(str
 		return err
 	}
 	openid := fmt.Sprintf("o-growth-%d", rep)
+	// A technician's cell free two days ahead, for the 30-minute service (one
+	// cell: any free cell is a start it can book), and that shop day.
+	var techStart time.Time
+	if err := store.SQL().QueryRowContext(ctx, `SELECT MIN(start_at) FROM t_slot WHERE start_at >= ? AND start_at < ? AND technician_id IS NOT NULL AND booked = 0 AND is_open = 1`,
+		day, day.AddDate(0, 0, 7)).Scan(&techStart); err != nil {
+		return fmt.Errorf("a free cell: %w", err)
+	}
+	shopDayStart, shopDayEnd, err := booking.DayBounds(booking.ShopDay(techStart, growthShop), growthShop)
+	if err != nil {
+		return err
+	}
 	regular := history.Openid(1 + rep%1000)
 	var b *booking.Booking
 	steps := []struct {
@@ -165,6 +176,23 @@ func growthRound(ctx context.Context, store *mysql.DB, rep int, measure func(str
 				return err
 			}
 			b, _, err = store.Reserve(ctx, booking.ReserveRequest{OpenID: openid, SlotID: slotA, IdemKey: openid})
+			return err
+		}},
+		{"GET /availability (ServiceDay, 4 technicians)", func() error {
+			f, err := store.ServiceDay(ctx, growthService, 0, shopDayStart, shopDayEnd)
+			if err != nil {
+				return err
+			}
+			_, err = store.Policy.FreeStarts(f, growthService)
+			return err
+		}},
+		{"POST /bookings of a service (CountNoShows, ReserveService, any technician)", func() error {
+			who := openid + "-svc"
+			if _, err := store.CountNoShows(ctx, who, booking.NoShowWindow); err != nil {
+				return err
+			}
+			_, _, err := store.ReserveService(ctx, booking.ServiceReserveRequest{OpenID: who, ServiceID: growthService,
+				StartAt: techStart, DayStart: shopDayStart, DayEnd: shopDayEnd})
 			return err
 		}},
 		{"POST /bookings/{id}/pay (FindCustomerBooking)", func() error {
@@ -295,6 +323,13 @@ func growthRound(ctx context.Context, store *mysql.DB, rep int, measure func(str
 	return nil
 }
 
+// growthService is the history's 30-minute service (shared/mysql/history's
+// first), which every one of its technicians does; growthShop the shop's zone
+// its days are laid in.
+const growthService = 1
+
+var growthShop = time.FixedZone("CST", 8*3600)
+
 // growthSection writes the table of medians and ratios.
 func (p *page) growthSection() {
 	g := p.res.Growth
@@ -302,7 +337,7 @@ func (p *page) growthSection() {
 		return
 	}
 	p.w("## As the data grows: empty, a salon's three years, a chain\n\n")
-	p.w("Each database is a fresh schema with the same schedule ahead (the next 14 days, 22 slots a day, 8 seats, with its bookings); the salon's and the chain's also hold the past (`shared/mysql/history`, seed 24), loaded with multi-row INSERTs of %d rows. ", history.Batch)
+	p.w("Each database is a fresh schema with the same schedule ahead (the next 14 days, 22 slots a day, 8 seats, and four technicians with a cell at each of those starts, with their bookings); the salon's and the chain's also hold the past (`shared/mysql/history`, seed 24), loaded with multi-row INSERTs of %d rows. ", history.Batch)
 	p.w("Every operation runs on every database in turn, %d rounds, on one connection at a time, direct; the figures are medians (ms), the ratios against the empty schema. Target: no ratio above %.1f.\n\n", g.Reps, growthTarget)
 	p.w("| database | slots | bookings | audit records | notifications | customers | load s |\n| --- | --- | --- | --- | --- | --- | --- |\n")
 	for _, s := range g.Sizes {

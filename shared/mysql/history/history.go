@@ -42,11 +42,26 @@ type Spec struct {
 	Scale int
 	// Customers of one salon (times Scale).
 	Customers int
+	// Technicians who sell their time beside the seat schedule, each doing
+	// every service of techServices, with a cell of 30 minutes at each of the
+	// seat schedule's starts every day, past and ahead, about two thirds of
+	// them held by bookings of those services. Not multiplied by Scale: a
+	// technician's cell holds one booking, so a chain's past has the same
+	// technicians' bookings as one salon's.
+	Technicians int
 }
 
-// Salon is three years of one busy salon: about 190,000 bookings.
+// techServices are the services of a history with technicians: their length
+// in minutes, full price and deposit.
+var techServices = []struct {
+	minutes              int
+	priceFen, depositFen int64
+}{{30, 8000, 0}, {60, 15000, 3000}, {90, 22000, 5000}, {120, 30000, 5000}}
+
+// Salon is three years of one busy salon: about 190,000 bookings of seats
+// and 60,000 of four technicians' services.
 func Salon(now time.Time, seed int64) Spec {
-	return Spec{Seed: seed, Now: now, Days: 3 * 365, AheadDays: 14, SlotsPerDay: 22, Capacity: 8, Scale: 1, Customers: 20000}
+	return Spec{Seed: seed, Now: now, Days: 3 * 365, AheadDays: 14, SlotsPerDay: 22, Capacity: 8, Scale: 1, Customers: 20000, Technicians: 4}
 }
 
 // Batch is how many rows one INSERT carries.
@@ -117,7 +132,7 @@ func (t *table) write(ctx context.Context, db *sql.DB) error {
 func Load(ctx context.Context, db *sql.DB, spec Spec) (Counts, error) {
 	start := time.Now()
 	g := newGen(spec)
-	tables := []*table{g.slots, g.bookings, g.seats, g.audit, g.notifications, g.waitlist, g.customers, g.runs, g.failures}
+	tables := []*table{g.services, g.technicians, g.techServices, g.slots, g.bookings, g.seats, g.audit, g.notifications, g.waitlist, g.customers, g.runs, g.failures}
 	var wg sync.WaitGroup
 	errs := make([]error, len(tables))
 	for i, t := range tables {
@@ -154,6 +169,7 @@ type gen struct {
 	rng  *rand.Rand
 
 	slots, bookings, seats, audit, notifications, waitlist, customers, runs, failures *table
+	services, technicians, techServices                                               *table
 
 	slotID, bookID, auditID, notificationID int64
 	// nextActive hands each unfinished booking of the schedule ahead a
@@ -171,18 +187,22 @@ func newGen(spec Spec) *gen {
 		spec.Customers = 20000
 	}
 	return &gen{spec: spec, rng: rand.New(rand.NewPCG(uint64(spec.Seed), 0x5a10)), codes: map[string]int{},
-		slots: newTable("t_slot", "slot_id", "start_at", "end_at", "capacity", "booked", "price_fen", "is_open", "created_at", "updated_at"),
+		slots: newTable("t_slot", "slot_id", "start_at", "end_at", "capacity", "booked", "price_fen", "is_open", "created_at", "updated_at", "technician_id"),
 		bookings: newTable("t_booking", "book_id", "slot_id", "openid", "customer_id", "status", "amount_fen", "out_trade_no", "idem_key",
 			"lock_expire", "transaction_id", "paid_fen", "paid_at", "refund_status", "refund_fen", "refund_no", "refund_id", "refunded_at",
-			"refund_requested_at", "refund_next_at", "created_at", "updated_at", "checkin_day", "checkin_code", "reschedules"),
+			"refund_requested_at", "refund_next_at", "created_at", "updated_at", "checkin_day", "checkin_code", "reschedules",
+			"service_id", "technician_id", "price_fen", "minutes"),
 		seats: newTable("t_booking_slot", "book_id", "slot_id"),
 		audit: newTable("t_audit", "audit_id", "book_id", "slot_id", "event", "from_status", "to_status", "actor", "reason", "created_at", "shipped_at"),
 		notifications: newTable("t_notification", "notification_id", "book_id", "kind", "openid", "status", "attempts", "next_at",
 			"last_error", "created_at", "sent_at"),
-		waitlist:  newTable("t_waitlist", "slot_id", "openid", "created_at"),
-		customers: newTable("t_customer", "customer_id", "openid", "name", "phone", "note", "created_at", "updated_at"),
-		runs:      newTable("t_release_run", "started_at", "finished_at", "summary", "error"),
-		failures:  newTable("t_signin_failure", "name", "failed_at"),
+		waitlist:     newTable("t_waitlist", "slot_id", "openid", "created_at"),
+		customers:    newTable("t_customer", "customer_id", "openid", "name", "phone", "note", "created_at", "updated_at"),
+		runs:         newTable("t_release_run", "started_at", "finished_at", "summary", "error"),
+		failures:     newTable("t_signin_failure", "name", "failed_at"),
+		services:     newTable("t_service", "service_id", "name", "minutes", "price_fen", "deposit_fen", "active", "created_at", "updated_at"),
+		technicians:  newTable("t_technician", "technician_id", "name", "active", "staff_id", "created_at", "updated_at"),
+		techServices: newTable("t_technician_service", "technician_id", "service_id"),
 	}
 }
 
@@ -207,6 +227,17 @@ func (g *gen) generate(ctx context.Context) {
 	for i := 1; i <= walkIns; i++ {
 		g.customers.rows <- []any{int64(walkInBase + i), nil, fmt.Sprintf("散客%d", i), fmt.Sprintf("139%08d", i), nil, created, created}
 	}
+	if sp.Technicians > 0 {
+		for i, s := range techServices {
+			g.services.rows <- []any{int64(i + 1), fmt.Sprintf("服务%d分钟", s.minutes), s.minutes, s.priceFen, s.depositFen, 1, created, created}
+		}
+		for t := 1; t <= sp.Technicians; t++ {
+			g.technicians.rows <- []any{int64(t), fmt.Sprintf("技师%d", t), 1, nil, created, created}
+			for i := range techServices {
+				g.techServices.rows <- []any{int64(t), int64(i + 1)}
+			}
+		}
+	}
 	for d := 0; d < sp.Days+sp.AheadDays; d++ {
 		if ctx.Err() != nil {
 			return
@@ -215,6 +246,9 @@ func (g *gen) generate(ctx context.Context) {
 		for s := 0; s < sp.SlotsPerDay; s++ {
 			start := day.Add(2*time.Hour + time.Duration(s)*30*time.Minute)
 			g.slot(start, start.Before(now), walkIns)
+		}
+		for t := 1; t <= sp.Technicians; t++ {
+			g.techDay(int64(t), day, now, walkIns)
 		}
 	}
 	// The release runs of the last two days, one a minute (the run prunes older).
@@ -248,18 +282,67 @@ func (g *gen) slot(start time.Time, past bool, walkIns int) {
 	others := g.rng.IntN(capacity/3 + 2)
 	for i := 0; i < held+others; i++ {
 		holds := i < held
-		booked += g.booking(id, start, price, past, holds, now, walkIns)
+		booked += g.booking(id, start, price, past, holds, now, walkIns, nil)
 	}
-	g.slots.rows <- []any{id, start, start.Add(30 * time.Minute), capacity, booked, price, 1, start.AddDate(0, 0, -30), start.AddDate(0, 0, -30)}
+	g.slots.rows <- []any{id, start, start.Add(30 * time.Minute), capacity, booked, price, 1, start.AddDate(0, 0, -30), start.AddDate(0, 0, -30), nil}
 	if !past && booked >= capacity {
 		// Someone waits for the full slot.
 		g.waitlist.rows <- []any{id, Openid(g.rng.IntN(g.customerCount()) + 1), now.Add(-time.Duration(g.rng.Int64N(int64(48 * time.Hour))))}
 	}
 }
 
-// booking writes one booking of slot, its audit records and notifications,
-// and reports the seats it holds (0 or 1).
-func (g *gen) booking(slot int64, start time.Time, price int64, past, holds bool, now time.Time, walkIns int) int {
+// techDay writes technician tech's cells of one day, at the seat schedule's
+// starts, with the bookings that hold them: from the first cell on, a cell is
+// left free one time in three, else a service that fits in the day books its
+// span (and, one time in four, a cancelled or expired booking of the same span
+// came first).
+func (g *gen) techDay(tech int64, day, now time.Time, walkIns int) {
+	sp := g.spec
+	n := sp.SlotsPerDay
+	ids := make([]int64, n)
+	starts := make([]time.Time, n)
+	booked := make([]int, n)
+	for i := range n {
+		g.slotID++
+		ids[i], starts[i] = g.slotID, day.Add(2*time.Hour+time.Duration(i)*30*time.Minute)
+	}
+	for i := 0; i < n; {
+		k := g.rng.IntN(len(techServices))
+		cells := techServices[k].minutes / 30
+		if g.rng.IntN(3) == 0 || i+cells > n {
+			i++
+			continue
+		}
+		span := &techSpan{service: int64(k + 1), tech: tech, priceFen: techServices[k].priceFen, minutes: techServices[k].minutes, cells: ids[i : i+cells]}
+		past := starts[i].Before(now)
+		if g.rng.IntN(4) == 0 {
+			g.booking(ids[i], starts[i], techServices[k].depositFen, past, false, now, walkIns, span)
+		}
+		if g.booking(ids[i], starts[i], techServices[k].depositFen, past, true, now, walkIns, span) == 1 {
+			for c := range cells {
+				booked[i+c] = 1
+			}
+		}
+		i += cells
+	}
+	for i := range n {
+		created := starts[i].AddDate(0, 0, -30)
+		g.slots.rows <- []any{ids[i], starts[i], starts[i].Add(30 * time.Minute), 1, booked[i], 0, 1, created, created, tech}
+	}
+}
+
+// techSpan is a booking of a service: the service, the technician, the full
+// price, its length and the cells it holds (the first is its slot).
+type techSpan struct {
+	service, tech, priceFen int64
+	minutes                 int
+	cells                   []int64
+}
+
+// booking writes one booking of slot (of a service over span's cells when
+// span is not nil), its audit records and notifications, and reports the
+// seats it holds (0 or 1).
+func (g *gen) booking(slot int64, start time.Time, price int64, past, holds bool, now time.Time, walkIns int, span *techSpan) int {
 	g.bookID++
 	id := g.bookID
 	r := g.rng
@@ -356,10 +439,18 @@ func (g *gen) booking(slot int64, start time.Time, price int64, past, holds bool
 		g.codes[dayKey] = n + 1
 		checkinDay, checkinCode = dayKey, fmt.Sprintf("%08d", n*7919%100000000) // unique per day: 7919 is prime to 10^8
 	}
+	var serviceID, techID, fullPrice, minutes any
+	seats := []int64{slot}
+	if span != nil {
+		serviceID, techID, fullPrice, minutes, seats = span.service, span.tech, span.priceFen, span.minutes, span.cells
+	}
 	g.bookings.rows <- []any{id, slot, openid, customer, int(status), amount, tradeNo, idem, lockExpire, txID, paidFen, paidAtV,
-		refundStatus, refundFen, refundNo, refundID, refundedAt, refundReq, refundNext, createdAt, updated, checkinDay, checkinCode, 0}
+		refundStatus, refundFen, refundNo, refundID, refundedAt, refundReq, refundNext, createdAt, updated, checkinDay, checkinCode, 0,
+		serviceID, techID, fullPrice, minutes}
 	if status.HoldsSeat() {
-		g.seats.rows <- []any{id, slot} // the seat it holds (shared/mysql's invariant)
+		for _, cell := range seats {
+			g.seats.rows <- []any{id, cell} // the seats it holds (shared/mysql's invariant)
+		}
 	}
 
 	// The audit trail of that life, and the messages the customer got.
