@@ -58,8 +58,8 @@ var techServices = []struct {
 	priceFen, depositFen int64
 }{{30, 8000, 0}, {60, 15000, 3000}, {90, 22000, 5000}, {120, 30000, 5000}}
 
-// Salon is three years of one busy salon: about 190,000 bookings of seats
-// and 60,000 of four technicians' services.
+// Salon is three years of one busy salon: about 183,000 bookings of seats
+// and 39,000 of four technicians' services.
 func Salon(now time.Time, seed int64) Spec {
 	return Spec{Seed: seed, Now: now, Days: 3 * 365, AheadDays: 14, SlotsPerDay: 22, Capacity: 8, Scale: 1, Customers: 20000, Technicians: 4}
 }
