@@ -47,7 +47,7 @@ const (
 	cTechProduct   = "product"
 	cTechCheck     = "check-then-insert (no lock)"
 	cTechUniqueKey = "unique key (technician, start)"
-	cTechForUpdate = "technician row FOR UPDATE, then check"
+	cTechForUpdate = "technician row FOR UPDATE then check"
 )
 
 // techSchema is the bench contenders' booking tables: t_booking's shape
