@@ -29,16 +29,7 @@ type MovesStore interface {
 // the facts the store reads in the move's transaction. A booking the salon
 // moved since she looked is INVALID_STATE.
 func (s *Moves) RescheduleByCustomer(ctx context.Context, openid string, bookingID, slotID int64) (*booking.Booking, error) {
-	b, err := s.store.FindCustomerBooking(ctx, openid, bookingID)
-	if err != nil {
-		return nil, err
-	}
-	out, err := s.store.Reschedule(ctx, booking.Change{BookingID: b.ID, From: booking.StatusConfirmed, To: booking.StatusConfirmed,
-		Event: booking.EventReschedule, Actor: booking.ActorCustomer, Reason: "顾客改约", SlotID: b.SlotID, ToSlotID: slotID})
-	if err == nil {
-		s.notify.notifyNow(ctx) // the freed seat may have gone to the waitlist; a reminder may be due
-	}
-	return out, err
+	return s.customerMove(ctx, openid, bookingID, destination{slotID: slotID})
 }
 
 // RescheduleBySalon moves a confirmed booking to any slot that has not ended,
@@ -50,23 +41,7 @@ func (s *Moves) RescheduleByCustomer(ctx context.Context, openid string, booking
 // move too) is INVALID_STATE and nothing changes, so of two moves of one
 // booking from the same slot exactly one is made.
 func (s *Moves) RescheduleBySalon(ctx context.Context, bookingID, slotID, fromSlotID int64) (*booking.Booking, error) {
-	who, err := allow(ctx, booking.ActionReschedule)
-	if err != nil {
-		return nil, err
-	}
-	b, err := s.store.FindBooking(ctx, bookingID)
-	if err != nil {
-		return nil, err
-	}
-	if fromSlotID == 0 {
-		fromSlotID = b.SlotID
-	}
-	out, err := s.store.Reschedule(ctx, booking.Change{BookingID: bookingID, From: booking.StatusConfirmed, To: booking.StatusConfirmed,
-		Event: booking.EventReschedule, Actor: booking.ActorSalon, By: who.Actor(), Reason: "门店改约", SlotID: fromSlotID, ToSlotID: slotID})
-	if err == nil {
-		s.notify.notifyNow(ctx)
-	}
-	return out, err
+	return s.salonMove(ctx, bookingID, fromSlotID, destination{slotID: slotID})
 }
 
 // RescheduleToStartByCustomer moves the customer's own confirmed booking of
@@ -79,17 +54,7 @@ func (s *Moves) RescheduleBySalon(ctx context.Context, bookingID, slotID, fromSl
 // returned, in one transaction. A seat-mode booking moves to a slot, not a
 // start (INVALID_STATE).
 func (s *Moves) RescheduleToStartByCustomer(ctx context.Context, openid string, bookingID int64, startAt time.Time, technicianID int64) (*booking.Booking, error) {
-	b, err := s.store.FindCustomerBooking(ctx, openid, bookingID)
-	if err != nil {
-		return nil, err
-	}
-	out, err := s.store.Reschedule(ctx, booking.Change{BookingID: b.ID, From: booking.StatusConfirmed, To: booking.StatusConfirmed,
-		Event: booking.EventReschedule, Actor: booking.ActorCustomer, Reason: "顾客改约", SlotID: b.SlotID,
-		ToStart: startAt, ToTechnicianID: technicianID})
-	if err == nil {
-		s.notify.notifyNow(ctx) // a reminder may be due
-	}
-	return out, err
+	return s.customerMove(ctx, openid, bookingID, destination{startAt: startAt, technicianID: technicianID})
 }
 
 // RescheduleToStartBySalon is RescheduleBySalon for a booking of a service:
@@ -98,6 +63,29 @@ func (s *Moves) RescheduleToStartByCustomer(ctx context.Context, openid string, 
 // cell the salon saw it in (0: as read here), so of two moves of one booking
 // from the same place exactly one is made.
 func (s *Moves) RescheduleToStartBySalon(ctx context.Context, bookingID int64, startAt time.Time, technicianID, fromSlotID int64) (*booking.Booking, error) {
+	return s.salonMove(ctx, bookingID, fromSlotID, destination{startAt: startAt, technicianID: technicianID})
+}
+
+// destination is where a move goes: a slot (seat mode), or a start with a
+// technician (0: the same one) for a booking of a service.
+type destination struct {
+	slotID       int64
+	startAt      time.Time
+	technicianID int64
+}
+
+// customerMove is the one customer's move, whatever its destination.
+func (s *Moves) customerMove(ctx context.Context, openid string, bookingID int64, to destination) (*booking.Booking, error) {
+	b, err := s.store.FindCustomerBooking(ctx, openid, bookingID)
+	if err != nil {
+		return nil, err
+	}
+	return s.move(ctx, booking.Change{BookingID: b.ID, Actor: booking.ActorCustomer, Reason: "顾客改约", SlotID: b.SlotID}, to)
+}
+
+// salonMove is the one salon's move, whatever its destination, decided on
+// the slot the salon saw the booking in (fromSlotID; 0: as read here).
+func (s *Moves) salonMove(ctx context.Context, bookingID, fromSlotID int64, to destination) (*booking.Booking, error) {
 	who, err := allow(ctx, booking.ActionReschedule)
 	if err != nil {
 		return nil, err
@@ -109,9 +97,16 @@ func (s *Moves) RescheduleToStartBySalon(ctx context.Context, bookingID int64, s
 	if fromSlotID == 0 {
 		fromSlotID = b.SlotID
 	}
-	out, err := s.store.Reschedule(ctx, booking.Change{BookingID: bookingID, From: booking.StatusConfirmed, To: booking.StatusConfirmed,
-		Event: booking.EventReschedule, Actor: booking.ActorSalon, By: who.Actor(), Reason: "门店改约", SlotID: fromSlotID,
-		ToStart: startAt, ToTechnicianID: technicianID})
+	return s.move(ctx, booking.Change{BookingID: bookingID, Actor: booking.ActorSalon, By: who.Actor(), Reason: "门店改约", SlotID: fromSlotID}, to)
+}
+
+// move asks the store for the reschedule of c to its destination and sends
+// what it queued (a freed seat's waitlist offer, a reminder now due, the
+// salon's rescheduled notification).
+func (s *Moves) move(ctx context.Context, c booking.Change, to destination) (*booking.Booking, error) {
+	c.From, c.To, c.Event = booking.StatusConfirmed, booking.StatusConfirmed, booking.EventReschedule
+	c.ToSlotID, c.ToStart, c.ToTechnicianID = to.slotID, to.startAt, to.technicianID
+	out, err := s.store.Reschedule(ctx, c)
 	if err == nil {
 		s.notify.notifyNow(ctx)
 	}

@@ -54,6 +54,12 @@ func (s *Reservations) Reserve(ctx context.Context, openid string, slotID int64,
 		return nil, err
 	}
 	b, created, err := s.store.Reserve(ctx, booking.ReserveRequest{OpenID: openid, SlotID: slotID, IdemKey: idemKey})
+	return s.held(ctx, b, created, err)
+}
+
+// held answers a reservation the store made (or an idempotency key named):
+// a pending one with its WeChat order's payment parameters, any other as it is.
+func (s *Reservations) held(ctx context.Context, b *booking.Booking, created bool, err error) (*Reservation, error) {
 	if err != nil {
 		return nil, err
 	}
@@ -88,15 +94,7 @@ func (s *Reservations) ReserveService(ctx context.Context, openid string, servic
 	}
 	b, created, err := s.store.ReserveService(ctx, booking.ServiceReserveRequest{OpenID: openid, ServiceID: serviceID,
 		TechnicianID: technicianID, StartAt: startAt, IdemKey: idemKey, DayStart: from, DayEnd: to})
-	if err != nil {
-		return nil, err
-	}
-	r := &Reservation{Booking: b, Created: created}
-	if b.Status != booking.StatusPending {
-		return r, nil
-	}
-	r.Payment, err = s.cashier.prepay(ctx, b)
-	return r, err
+	return s.held(ctx, b, created, err)
 }
 
 // checkNoShowLimit refuses a customer with NO_SHOW_LIMIT or more no-shows whose
