@@ -156,6 +156,11 @@ func (q *Request) calendar(day time.Time, bs []*booking.Booking, walk *calWalkIn
 	if first.IsZero() {
 		return cal, nil
 	}
+	// Today, the cell under way is drawn too, for the line at the time now.
+	if booking.ShopDay(q.now, q.loc()) == date {
+		now := booking.CellStart(q.now, q.loc(), q.policy().GridMinutes)
+		cover(now, now.Add(grid))
+	}
 	n := int((last.Sub(first) + grid - 1) / grid)
 	cal.Rows = make([]calRow, n)
 	for i := range cal.Rows {

@@ -96,10 +96,10 @@ func (c *Console) Routes() []Route {
 		{Pattern: "GET /admin/team", Access: SignedIn, Needs: booking.ActionStaff, Page: c.page(c.team)},
 		{Pattern: "POST /admin/team", Access: Change, Needs: booking.ActionStaff, Page: c.page(c.teamChange)},
 		{Pattern: "GET /admin/password", Access: SignedIn, Page: c.page(c.password)},
-		{Pattern: "GET /admin/services", Access: SignedIn, Page: c.page(c.services)},
-		{Pattern: "POST /admin/services", Access: Change, Needs: booking.ActionMenu, Page: c.page(c.servicesChange)},
-		{Pattern: "GET /admin/technicians", Access: SignedIn, Page: c.page(c.technicians)},
-		{Pattern: "POST /admin/technicians", Access: Change, Needs: booking.ActionMenu, Page: c.page(c.techniciansChange)},
+		{Pattern: "GET /admin/menu", Access: SignedIn, Page: c.page(c.services)},
+		{Pattern: "POST /admin/menu", Access: Change, Needs: booking.ActionMenu, Page: c.page(c.servicesChange)},
+		{Pattern: "GET /admin/techs", Access: SignedIn, Page: c.page(c.technicians)},
+		{Pattern: "POST /admin/techs", Access: Change, Needs: booking.ActionMenu, Page: c.page(c.techniciansChange)},
 	}
 }
 

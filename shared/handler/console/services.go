@@ -70,9 +70,9 @@ func (c *Console) servicesChange(w http.ResponseWriter, q *Request) error {
 		}
 	}
 	if err != nil {
-		return menuRefused(w, q, "services", err)
+		return menuRefused(w, q, "menu", err)
 	}
-	Redirect(w, fmt.Sprintf("services?ok=%s#svc-%d", q.form.Get("do"), s.ID))
+	Redirect(w, fmt.Sprintf("menu?ok=%s#svc-%d", q.form.Get("do"), s.ID))
 	return nil
 }
 

@@ -123,7 +123,7 @@ func (c *Console) techniciansChange(w http.ResponseWriter, q *Request) error {
 			var created, skipped int
 			created, skipped, err = q.s.Menu.OpenHours(q.ctx, id, booking.Hours{From: f.Get("from"), To: f.Get("to"), Open: f.Get("open"), Close: f.Get("close")})
 			if err == nil {
-				Redirect(w, fmt.Sprintf("technicians?ok=hours&created=%d&skipped=%d#tech-%d", created, skipped, id))
+				Redirect(w, fmt.Sprintf("techs?ok=hours&created=%d&skipped=%d#tech-%d", created, skipped, id))
 				return nil
 			}
 		}
@@ -139,9 +139,9 @@ func (c *Console) techniciansChange(w http.ResponseWriter, q *Request) error {
 		return c.timeOffRefused(w, q, id, way)
 	}
 	if err != nil {
-		return menuRefused(w, q, "technicians", err)
+		return menuRefused(w, q, "techs", err)
 	}
-	Redirect(w, fmt.Sprintf("technicians?ok=%s#tech-%d", done, id))
+	Redirect(w, fmt.Sprintf("techs?ok=%s#tech-%d", done, id))
 	return nil
 }
 
