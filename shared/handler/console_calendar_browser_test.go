@@ -144,6 +144,10 @@ func TestConsoleCalendarInABrowser(t *testing.T) {
 	if ratio < 1.8 || ratio > 2.3 || !sameColumn {
 		t.Fatalf("the block is %.2f rows tall, under her name: %v", ratio, sameColumn)
 	}
+	// On a phone, 小丽's column, chosen with the switcher's link.
+	if st := owner.open(fmt.Sprintf("?tech=%d", li)); st != http.StatusOK {
+		t.Fatalf("today: %d", st)
+	}
 	owner.shot("calendar")
 
 	// Time off over the walk-in is refused, naming her.
