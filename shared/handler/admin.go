@@ -24,6 +24,7 @@ type adminRoutes struct {
 	timetable lazy[*service.Timetable]
 	reads     lazy[*service.ConsoleReads]
 	team      lazy[*service.Team]
+	menu      lazy[*service.Menu]
 	shop      lazy[instance.Shop]
 }
 
@@ -102,7 +103,7 @@ func AdminRouter(e *instance.Env) *apigw.Router {
 	s := &adminRoutes{
 		salon:   salon{token: e.AdminToken, keys: e.ConsoleKeys, accounts: e.Team},
 		cancels: e.Cancels, door: e.Door, moves: e.Moves, timetable: e.Timetable,
-		reads: e.ConsoleReads, team: e.Team, shop: e.Shop,
+		reads: e.ConsoleReads, team: e.Team, menu: e.Menu, shop: e.Shop,
 	}
 	rt := apigw.NewRouter(adminFunction.Name, e.Logger())
 	s.consoleRoutes(rt)

@@ -108,6 +108,9 @@ func (s *adminRoutes) gatherConsole(shop instance.Shop) (*consoleCall, error) {
 	if p.Team, err = s.team(); err != nil {
 		return nil, err
 	}
+	if p.Menu, err = s.menu(); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 

@@ -23,6 +23,7 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"slices"
 	"strings"
 	"time"
 
@@ -95,6 +96,10 @@ func (c *Console) Routes() []Route {
 		{Pattern: "GET /admin/team", Access: SignedIn, Needs: booking.ActionStaff, Page: c.page(c.team)},
 		{Pattern: "POST /admin/team", Access: Change, Needs: booking.ActionStaff, Page: c.page(c.teamChange)},
 		{Pattern: "GET /admin/password", Access: SignedIn, Page: c.page(c.password)},
+		{Pattern: "GET /admin/menu", Access: SignedIn, Page: c.page(c.services)},
+		{Pattern: "POST /admin/menu", Access: Change, Needs: booking.ActionMenu, Page: c.page(c.servicesChange)},
+		{Pattern: "GET /admin/techs", Access: SignedIn, Page: c.page(c.technicians)},
+		{Pattern: "POST /admin/techs", Access: Change, Needs: booking.ActionMenu, Page: c.page(c.techniciansChange)},
 	}
 }
 
@@ -108,6 +113,7 @@ type Services struct {
 	Moves     *service.Moves
 	Timetable *service.Timetable
 	Team      *service.Team
+	Menu      *service.Menu
 	ShopName  string
 }
 
@@ -286,6 +292,7 @@ var pages = map[string]*template.Template{}
 
 var funcs = template.FuncMap{
 	"static": staticURL,
+	"has":    slices.Contains[[]int64],
 	"act": func(row bookingRow, csrf, back, date string) actionForms {
 		return actionForms{Row: row, CSRF: csrf, Back: back, Date: date}
 	},

@@ -62,6 +62,8 @@ type todayBody struct {
 	// past slots. 0 for another day, when no slot has ended yet (the page
 	// opens at its top) or when every one has.
 	Now int64
+	// Calendar is the day by technician, nil when the salon has none.
+	Calendar *calendar
 }
 
 func (c *Console) today(w http.ResponseWriter, q *Request) error {
@@ -109,6 +111,18 @@ func (c *Console) drawDay(w http.ResponseWriter, q *Request, day time.Time, refu
 		}
 		if b.Status == booking.StatusCompleted {
 			body.Arrived++
+		}
+	}
+	if q.s.Menu != nil {
+		walk := calWalkInAsked(q.r.URL.Query())
+		if refused != nil {
+			walk = refused.Cal
+		}
+		if !q.may(booking.ActionWalkIn) {
+			walk = nil
+		}
+		if body.Calendar, err = q.calendar(day, bs, walk); err != nil {
+			return err
 		}
 	}
 	for i := range slots {

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"salon/shared/apigw"
 	"salon/shared/booking"
@@ -20,11 +21,32 @@ import (
 // and phone are not put in an address), and, when her phone names a customer
 // who already holds an unfinished booking, which one: her name, its time and a
 // link to it.
+//
+// With a serviceId instead of a slot it books a service from a start
+// (startAt, HH:MM of the date) with a technician (technicianId): the
+// calendar's walk-in form.
 func (c *Console) walkIn(w http.ResponseWriter, q *Request) error {
-	slotID, err := strconv.ParseInt(q.form.Get("slot"), 10, 64)
-	if err != nil || slotID <= 0 {
-		return booking.Errorf(booking.EBADREQUEST, "console: slot id %q", q.form.Get("slot"))
+	req := booking.WalkInRequest{Name: q.form.Get("name"), Phone: q.form.Get("phone")}
+	var cal *calWalkIn
+	if v := q.form.Get("serviceId"); v != "" {
+		var err error
+		if req.ServiceID, err = formID(v); err != nil {
+			return err
+		}
+		if req.TechnicianID, err = formID(q.form.Get("technicianId")); err != nil {
+			return err
+		}
+		if req.StartAt, err = startOf(q.form.Get("date"), q.form.Get("startAt"), q.loc()); err != nil {
+			return err
+		}
+		cal = &calWalkIn{Tech: req.TechnicianID, At: q.form.Get("startAt"), Service: req.ServiceID}
+	} else {
+		var err error
+		if req.SlotID, err = formID(q.form.Get("slot")); err != nil {
+			return err
+		}
 	}
+	slotID := req.SlotID
 	out := url.Values{}
 	day := c.shopDay(q)
 	if v := q.form.Get("date"); v != "" {
@@ -34,7 +56,7 @@ func (c *Console) walkIn(w http.ResponseWriter, q *Request) error {
 		}
 	}
 	typed := walkInTyped{Name: q.form.Get("name"), Phone: q.form.Get("phone")}
-	b, err := q.s.Door.WalkIn(q.ctx, booking.WalkInRequest{SlotID: slotID, Name: typed.Name, Phone: typed.Phone})
+	b, err := q.s.Door.WalkIn(q.ctx, req)
 	if err == nil {
 		apigw.SetBookingID(q.ctx, b.ID)
 		out.Set("walkin", strconv.FormatInt(b.ID, 10))
@@ -55,7 +77,10 @@ func (c *Console) walkIn(w http.ResponseWriter, q *Request) error {
 			f.Href, f.Link = fmt.Sprintf("booking?id=%d", open.ID), "查看这个预约"
 		}
 	}
-	return c.drawDay(w, q, day, &refusedWalkIn{Slot: slotID, Typed: typed, Flash: f})
+	if cal != nil {
+		cal.Typed = &typed
+	}
+	return c.drawDay(w, q, day, &refusedWalkIn{Slot: slotID, Typed: typed, Flash: f, Cal: cal})
 }
 
 // walkInTyped is what the salon typed into a walk-in form.
@@ -67,6 +92,8 @@ type refusedWalkIn struct {
 	Slot  int64
 	Typed walkInTyped
 	Flash *flash
+	// Cal is the calendar's walk-in form of a service, when it was that one.
+	Cal *calWalkIn
 }
 
 // walkInFlash says how a walk-in went: whom it registered for when, found
@@ -83,4 +110,19 @@ func (q *Request) walkInFlash(v url.Values, shown []*booking.Booking) *flash {
 		return &flash{Text: "登记没有成功：" + refusalWord(onWalkIn, code)}
 	}
 	return nil
+}
+
+// startOf is the instant of a date (YYYY-MM-DD) at a time of day (HH:MM) in
+// the shop's zone: a walk-in's start as the calendar's form sends it.
+func startOf(date, hhmm string, loc *time.Location) (time.Time, error) {
+	day, err := booking.ParseDate(date, loc)
+	if err != nil {
+		return time.Time{}, err
+	}
+	t, err := booking.ParseClock(hhmm)
+	if err != nil {
+		return time.Time{}, err
+	}
+	y, m, d := day.Date()
+	return time.Date(y, m, d, t.Hour(), t.Minute(), 0, 0, loc), nil
 }

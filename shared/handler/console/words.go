@@ -287,6 +287,7 @@ type refusal struct{ Where, Code string }
 const (
 	onDoor   = "door"   // the check-in by code
 	onWalkIn = "walkin" // a walk-in or a phone booking
+	onMenu   = "menu"   // the 项目 and 技师 pages
 )
 
 // errorWords say, for the salon, why a change did not happen: the one table of
@@ -310,6 +311,9 @@ var errorWords = map[refusal]string{
 	{onWalkIn, booking.ESOLDOUT}:             "这个时段已经满了",
 	{onWalkIn, booking.ESLOTNOTBOOKABLE}:     "这个时段现在不能登记（已结束或已停止预约）",
 	{onWalkIn, booking.EACTIVEBOOKINGEXISTS}: "这位顾客已有一个未完成的预约",
+
+	{onMenu, booking.EBADREQUEST}: "填写的内容不正确：名称不能为空，时长是排班格子的整数倍，定金不超过价格，日期和时间要完整",
+	{onMenu, booking.ENOTFOUND}:   "没有找到这个项目、技师或账号，请刷新后再试",
 }
 
 // refusalWord says why a change was refused, in the words of the form that
