@@ -1556,7 +1556,7 @@ export interface components {
                 "application/json": components["schemas"]["Error403NoShow"];
             };
         };
-        /** @description No such slot, booking, customer, account, service or technician (also someone else's booking; for a booking, an inactive service or technician). */
+        /** @description No such slot, booking, customer, account, service or technician (also someone else's booking, and an inactive service or technician where one is booked or its starts asked for). */
         NotFound: {
             headers: {
                 [name: string]: unknown;
