@@ -1283,7 +1283,7 @@ export interface components {
         TechniciansAnswer: {
             technicians: components["schemas"]["Technician"][];
         };
-        /** @description An unknown service or staff account is 404; a staff account another technician has is 409 INVALID_STATE. */
+        /** @description An unknown service or staff account is 400 BAD_REQUEST; a staff account another technician has is 409 INVALID_STATE. */
         NewTechnician: {
             name: components["schemas"]["TechnicianName"];
             /** @description The services she does (may be empty). */

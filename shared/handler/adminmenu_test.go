@@ -120,6 +120,7 @@ func TestAdminTechnicians(t *testing.T) {
 		map[string]any{"name": "小丽", "serviceIds": []int64{manicure}, "active": false},
 		map[string]any{"name": "小丽", "serviceIds": []int64{0}},
 		map[string]any{"name": "小丽", "serviceIds": []int64{999999}},
+		map[string]any{"name": "小丽", "serviceIds": []int64{}, "staffId": 999999},
 	} {
 		s.wantError(s.call("POST", "/admin/technicians", testAdmin, body), 400, booking.EBADREQUEST)
 	}
