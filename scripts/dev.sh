@@ -5,7 +5,8 @@
 #                private MariaDB under .local/mariadb (scripts/lib/mysql.sh). Never
 #                started for a socket DSN or another host.
 #   migrations   infra/cmd/migrate, and a demo schedule (the next 7 days,
-#                10:00-21:00) unless DEMO_SCHEDULE=0
+#                10:00-21:00) and a demo menu (three services, three
+#                technicians working those days and hours) unless DEMO_SCHEDULE=0
 #   functions    every functions/<name> built like package.sh builds it for SCF
 #                (CGO_ENABLED=0 GOOS=linux GOARCH=amd64, binary `main`) into
 #                .local/bin/functions/<name>/main
@@ -133,7 +134,7 @@ for name in "${names[@]}"; do
 done
 rmdir "$bin/.functions"
 
-# --- migrations and the demo schedule ---------------------------------------------
+# --- migrations, the demo schedule and menu ----------------------------------------
 demo=""
 if [[ "${DEMO_SCHEDULE:-1}" != 0 ]]; then demo=-demo; fi
 "$bin/tools/migrate" $demo >&2 ||

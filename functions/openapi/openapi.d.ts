@@ -55,6 +55,43 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/services": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The service menu, by serviceId; active services only, each with the active technicians who do it. */
+        get: operations["listServices"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/availability": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The free starts of one shop day for a service, earliest first, each with the technicians free then.
+         * @description A start is listed when at least one active technician who does the service (or the one named) has every cell the service needs open and free, and it has not started and lies inside the booking window.
+         */
+        get: operations["availableStarts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/openapi.json": {
         parameters: {
             query?: never;
@@ -98,7 +135,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Reserve a seat of a slot; a deposit is paid with wx.requestPayment. */
+        /** Reserve a seat of a slot, or a service with a technician; a deposit is paid with wx.requestPayment. */
         post: operations["reserve"];
         delete?: never;
         options?: never;
@@ -195,7 +232,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** The customer moves her confirmed booking to another slot. */
+        /** The customer moves her confirmed booking to another slot, or a service to another start (and technician). */
         post: operations["reschedule"];
         delete?: never;
         options?: never;
@@ -340,7 +377,7 @@ export interface paths {
         /** Every booking of the slots starting that shop day, by slot start then id. */
         get: operations["dayBookings"];
         put?: never;
-        /** A walk-in or phone booking by the salon, confirmed at once with amountFen 0. */
+        /** A walk-in or phone booking by the salon, of a slot or a service, confirmed at once with amountFen 0. */
         post: operations["walkIn"];
         delete?: never;
         options?: never;
@@ -440,7 +477,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** The salon moves a confirmed booking to any slot that has not ended. */
+        /** The salon moves a confirmed booking to any slot, or a service to any start, that has not ended. */
         post: operations["rescheduleBySalon"];
         delete?: never;
         options?: never;
@@ -501,6 +538,122 @@ export interface paths {
         head?: never;
         /** Disable or enable an account, or set its password (owner). */
         patch: operations["updateStaff"];
+        trace?: never;
+    };
+    "/admin/services": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every service, inactive ones too, by serviceId (owner and staff). */
+        get: operations["listAllServices"];
+        put?: never;
+        /** Add a service to the menu, active (owner). */
+        post: operations["createService"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/services/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service's id. */
+                id: components["parameters"]["ServiceID"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** Change a service's name, length, price or deposit, or take it off the menu and back (owner); a new length or price applies to bookings made after the change. */
+        patch: operations["updateService"];
+        trace?: never;
+    };
+    "/admin/technicians": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every technician, inactive ones too, by technicianId (owner and staff). */
+        get: operations["listTechnicians"];
+        put?: never;
+        /** Add a technician, active, with the services she does and optionally the staff account she signs in with (owner). */
+        post: operations["createTechnician"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/technicians/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The technician's id. */
+                id: components["parameters"]["TechnicianID"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** Change a technician's name, services or staff account (null unlinks it), or deactivate and reactivate her (owner). */
+        patch: operations["updateTechnician"];
+        trace?: never;
+    };
+    "/admin/technicians/{id}/hours": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The technician's id. */
+                id: components["parameters"]["TechnicianID"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Make a technician's cells, one per GRID_MINUTES, from open while a whole cell ends by close, every day from `from` to `to` (owner); existing cells are skipped. */
+        post: operations["createTechnicianHours"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/technicians/{id}/off": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The technician's id. */
+                id: components["parameters"]["TechnicianID"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Time off, closing a technician's open cells of one day that start in [from, to) (owner); refused, closing nothing, when any of them is booked. */
+        post: operations["closeTechnicianTime"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/admin": {
@@ -784,6 +937,11 @@ export interface components {
          */
         ID: number;
         /**
+         * Format: int64
+         * @description An id, or null where there is none.
+         */
+        NullableID: number | null;
+        /**
          * Format: date-time
          * @description RFC 3339 with the shop's offset.
          */
@@ -836,17 +994,29 @@ export interface components {
         };
         /** @enum {string} */
         BookingStatus: "pending_payment" | "confirmed" | "completed" | "cancelled" | "expired" | "no_show";
+        /** @description A seat of a slot (serviceId, serviceName, technicianId and technicianName null), or a service with a technician (slotId its first cell; startAt and endAt span the service). */
         Booking: {
             bookingId: components["schemas"]["ID"];
             slotId: components["schemas"]["ID"];
             status: components["schemas"]["BookingStatus"];
             startAt: components["schemas"]["Time"];
             endAt: components["schemas"]["Time"];
+            serviceId: components["schemas"]["NullableID"];
+            /** @description The service's name; null for a seat of a slot. */
+            serviceName: string | null;
+            technicianId: components["schemas"]["NullableID"];
+            /** @description Her name; null for a seat of a slot. */
+            technicianName: string | null;
             /**
              * Format: int64
-             * @description The deposit, the slot's priceFen at reservation.
+             * @description What was paid online: the deposit at reservation (a slot's priceFen, a service's depositFen); 0 for a walk-in.
              */
             amountFen: number;
+            /**
+             * Format: int64
+             * @description The full price at reservation (a service's priceFen, a slot's priceFen); priceFen - amountFen is what is left to pay in the shop.
+             */
+            priceFen: number;
             lockExpireAt: components["schemas"]["Time"];
             /**
              * Format: date-time
@@ -865,11 +1035,22 @@ export interface components {
             status: components["schemas"]["BookingStatus"];
             startAt: components["schemas"]["Time"];
             endAt: components["schemas"]["Time"];
+            serviceId: components["schemas"]["NullableID"];
+            /** @description The service's name; null for a seat of a slot. */
+            serviceName: string | null;
+            technicianId: components["schemas"]["NullableID"];
+            /** @description Her name; null for a seat of a slot. */
+            technicianName: string | null;
             /**
              * Format: int64
-             * @description The deposit, the slot's priceFen at reservation.
+             * @description What was paid online: the deposit at reservation (a slot's priceFen, a service's depositFen); 0 for a walk-in.
              */
             amountFen: number;
+            /**
+             * Format: int64
+             * @description The full price at reservation (a service's priceFen, a slot's priceFen); priceFen - amountFen is what is left to pay in the shop.
+             */
+            priceFen: number;
             lockExpireAt: components["schemas"]["Time"];
             /**
              * Format: date-time
@@ -911,6 +1092,31 @@ export interface components {
             /** @description The slot the salon saw the booking in; a booking found in another one is 409 INVALID_STATE. Absent: the slot the server reads it in. */
             fromSlotId?: components["schemas"]["ID"];
         };
+        /** @description A service at a start, with a technician or, without technicianId, any technician who does it and is free then (the product picks the one with the fewest booked minutes that day, then the lowest id). */
+        ServiceChoice: {
+            serviceId: components["schemas"]["ID"];
+            /**
+             * Format: date-time
+             * @description A start of GET /availability (on the grid of GRID_MINUTES); RFC 3339.
+             */
+            startAt: string;
+            technicianId?: components["schemas"]["ID"];
+        };
+        /** @description A booking of a service moved to another start, with the same service; without technicianId, the same technician. */
+        StartChoice: {
+            /**
+             * Format: date-time
+             * @description The new start (on the grid of GRID_MINUTES); RFC 3339.
+             */
+            startAt: string;
+            technicianId?: components["schemas"]["ID"];
+        };
+        /** @description A seat of a slot, or a service at a start; never fields of both. */
+        ReserveRequest: components["schemas"]["SlotChoice"] | components["schemas"]["ServiceChoice"];
+        /** @description A seat-mode booking moves to another slot ({"slotId"}); a booking of a service to another start ({"startAt"[,"technicianId"]}). The form that does not fit the booking is 409 INVALID_STATE. */
+        RescheduleRequest: components["schemas"]["SlotChoice"] | components["schemas"]["StartChoice"];
+        /** @description As RescheduleRequest, the salon's: the slot form may name the slot the salon saw the booking in (fromSlotId). */
+        SalonRescheduleRequest: components["schemas"]["SalonSlotChoice"] | components["schemas"]["StartChoice"];
         WaitlistEntry: {
             slotId: components["schemas"]["ID"];
             /** @description 1 for the first in line. */
@@ -976,6 +1182,146 @@ export interface components {
             /** Format: int64 */
             priceFen: number;
         };
+        /** @description A service's name, 1-30 characters after trimming, by the rule of every typed name (functions/README.md, "Customers have a name"). */
+        ServiceName: string;
+        /** @description How long the service takes, at most 480 minutes and a multiple of the setting GRID_MINUTES (default 30; else 400 BAD_REQUEST). It books minutes / GRID_MINUTES consecutive cells of one technician. */
+        ServiceMinutes: number;
+        /** @description A technician's name, 1-20 characters after trimming, by the rule of every typed name. */
+        TechnicianName: string;
+        /** @description A technician as the customer picks her. */
+        TechnicianSummary: {
+            technicianId: components["schemas"]["ID"];
+            name: components["schemas"]["TechnicianName"];
+        };
+        /** @description A service of the menu, with the active technicians who do it (by technicianId; none is an empty list). */
+        Service: {
+            serviceId: components["schemas"]["ID"];
+            name: components["schemas"]["ServiceName"];
+            minutes: components["schemas"]["ServiceMinutes"];
+            /**
+             * Format: int64
+             * @description The full price in fen.
+             */
+            priceFen: number;
+            /**
+             * Format: int64
+             * @description What the mini-program pays at reserve, at most priceFen; 0 confirms the booking at once, with no payment.
+             */
+            depositFen: number;
+            technicians: components["schemas"]["TechnicianSummary"][];
+        };
+        ServicesAnswer: {
+            services: components["schemas"]["Service"][];
+        };
+        /** @description A start of the service and the technicians free for all of it, by technicianId. */
+        AvailableStart: {
+            startAt: components["schemas"]["Time"];
+            endAt: components["schemas"]["Time"];
+            technicians: components["schemas"]["TechnicianSummary"][];
+        };
+        AvailabilityAnswer: {
+            date: components["schemas"]["Date"];
+            serviceId: components["schemas"]["ID"];
+            starts: components["schemas"]["AvailableStart"][];
+        };
+        /** @description A service as the salon manages it. */
+        AdminService: {
+            serviceId: components["schemas"]["ID"];
+            name: components["schemas"]["ServiceName"];
+            minutes: components["schemas"]["ServiceMinutes"];
+            /** Format: int64 */
+            priceFen: number;
+            /**
+             * Format: int64
+             * @description At most priceFen.
+             */
+            depositFen: number;
+            /** @description False once taken off the menu: not in GET /services, not bookable; its bookings stay. */
+            active: boolean;
+        };
+        AdminServiceAnswer: {
+            service: components["schemas"]["AdminService"];
+        };
+        AdminServicesAnswer: {
+            services: components["schemas"]["AdminService"][];
+        };
+        /** @description A depositFen above priceFen is 400 BAD_REQUEST. */
+        NewService: {
+            name: components["schemas"]["ServiceName"];
+            minutes: components["schemas"]["ServiceMinutes"];
+            /** Format: int64 */
+            priceFen: number;
+            /**
+             * Format: int64
+             * @description At most priceFen.
+             */
+            depositFen: number;
+        };
+        /** @description Any of the fields; those absent keep their value. A depositFen above the priceFen the service then has is 400 BAD_REQUEST. */
+        ServiceUpdate: {
+            name?: components["schemas"]["ServiceName"];
+            minutes?: components["schemas"]["ServiceMinutes"];
+            /** Format: int64 */
+            priceFen?: number;
+            /** Format: int64 */
+            depositFen?: number;
+            active?: boolean;
+        };
+        /** @description A technician as the salon manages her. */
+        Technician: {
+            technicianId: components["schemas"]["ID"];
+            name: components["schemas"]["TechnicianName"];
+            /** @description False once deactivated: offered and picked no more; her bookings stay. */
+            active: boolean;
+            /** @description The services she does, ascending. */
+            serviceIds: components["schemas"]["ID"][];
+            staffId: components["schemas"]["NullableID"];
+        };
+        TechnicianAnswer: {
+            technician: components["schemas"]["Technician"];
+        };
+        TechniciansAnswer: {
+            technicians: components["schemas"]["Technician"][];
+        };
+        /** @description An unknown service or staff account is 400 BAD_REQUEST; a staff account another technician has is 409 INVALID_STATE. */
+        NewTechnician: {
+            name: components["schemas"]["TechnicianName"];
+            /** @description The services she does (may be empty). */
+            serviceIds: components["schemas"]["ID"][];
+            staffId?: components["schemas"]["ID"];
+        };
+        /** @description Any of the fields; those absent keep their value. serviceIds replaces the list; staffId null unlinks her account (the one nullable request field of the API). */
+        TechnicianUpdate: {
+            name?: components["schemas"]["TechnicianName"];
+            active?: boolean;
+            serviceIds?: components["schemas"]["ID"][];
+            staffId?: components["schemas"]["NullableID"];
+        };
+        /** @description The schedule's rules (days in shop time, at most 92, from not after to, open before close); open and close on the grid (their minutes a multiple of GRID_MINUTES). */
+        TechnicianHours: {
+            from: components["schemas"]["Date"];
+            to: components["schemas"]["Date"];
+            open: components["schemas"]["Clock"];
+            close: components["schemas"]["Clock"];
+        };
+        /** @description The cells of that shop day that start in [from, to); from before to. */
+        TimeOff: {
+            date: components["schemas"]["Date"];
+            from: components["schemas"]["Clock"];
+            to: components["schemas"]["Clock"];
+        };
+        TimeOffAnswer: {
+            /** @description The cells this request closed; cells closed already are not counted. */
+            closed: number;
+        };
+        /** @description A booking that holds a cell the salon asked to close. */
+        BookingInTheWay: {
+            bookingId: components["schemas"]["ID"];
+            startAt: components["schemas"]["Time"];
+            endAt: components["schemas"]["Time"];
+            /** @description Her name; null when none was given. */
+            customerName: string | null;
+        };
         /** @description A customer's name as a person types it, 1-20 characters after trimming (the server trims, then checks the name rule of functions/README.md, "Customers have a name"). */
         PersonName: string;
         /** @description A mainland mobile number, 11 digits, nothing else; "" for none. */
@@ -1022,10 +1368,24 @@ export interface components {
             capacity?: number;
             open?: boolean;
         };
-        WalkInRequest: {
+        /** @description A walk-in of a slot, or of a service; never fields of both. */
+        WalkInRequest: components["schemas"]["SlotWalkInRequest"] | components["schemas"]["ServiceWalkInRequest"];
+        SlotWalkInRequest: {
             slotId: components["schemas"]["ID"];
             name: components["schemas"]["PersonName"];
             phone?: components["schemas"]["Phone"];
+        };
+        /** @description A service for someone at the counter or on the phone; without technicianId, a technician who does it and is free then, picked as at reserve. */
+        ServiceWalkInRequest: {
+            serviceId: components["schemas"]["ID"];
+            name: components["schemas"]["PersonName"];
+            phone?: components["schemas"]["Phone"];
+            /**
+             * Format: date-time
+             * @description A start on the grid of GRID_MINUTES; absent: the start of the cell now running (she sits down now).
+             */
+            startAt?: string;
+            technicianId?: components["schemas"]["ID"];
         };
         CustomerNoteUpdate: {
             /** @description The salon's note, at most 200 characters after trimming; "" clears it. */
@@ -1135,6 +1495,13 @@ export interface components {
             /** @enum {string} */
             code?: "INVALID_STATE" | "SOLD_OUT";
         };
+        /** @description The error of Error, and the bookings that hold the cells (earliest first), for the console to list; its properties written out, as an allOf of Error could add none. */
+        Error409TimeOff: {
+            /** @enum {string} */
+            code: "INVALID_STATE";
+            message: string;
+            bookings: components["schemas"]["BookingInTheWay"][];
+        };
         Error413: components["schemas"]["Error"] & {
             /** @enum {string} */
             code?: "PAYLOAD_TOO_LARGE";
@@ -1189,7 +1556,7 @@ export interface components {
                 "application/json": components["schemas"]["Error403NoShow"];
             };
         };
-        /** @description No such slot, booking or customer (also someone else's booking). */
+        /** @description No such slot, booking, customer, account, service or technician (also someone else's booking, and an inactive service or technician where one is booked or its starts asked for). */
         NotFound: {
             headers: {
                 [name: string]: unknown;
@@ -1207,7 +1574,7 @@ export interface components {
                 "application/json": components["schemas"]["Error413"];
             };
         };
-        /** @description The slot is closed, has started, or starts beyond the booking window. */
+        /** @description The slot is closed, has started, or starts beyond the booking window; for a service, the start is off the grid, one of its cells is not open (outside her hours, time off), it has started or lies beyond the window, or the technician does not do the service. */
         NotBookable: {
             headers: {
                 [name: string]: unknown;
@@ -1282,6 +1649,10 @@ export interface components {
         BookingID: components["schemas"]["ID"];
         /** @description The slot's id. */
         SlotID: components["schemas"]["ID"];
+        /** @description The service's id. */
+        ServiceID: components["schemas"]["ID"];
+        /** @description The technician's id. */
+        TechnicianID: components["schemas"]["ID"];
     };
     requestBodies: never;
     headers: {
@@ -1378,6 +1749,60 @@ export interface operations {
             503: components["responses"]["Unavailable"];
         };
     };
+    listServices: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The menu. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServicesAnswer"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    availableStarts: {
+        parameters: {
+            query: {
+                date: components["parameters"]["Date"];
+                /** @description The service (GET /services). */
+                serviceId: components["schemas"]["ID"];
+                /** @description Only the starts of this technician; absent, any technician who does the service. */
+                technicianId?: components["schemas"]["ID"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The starts (none is an empty list). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AvailabilityAnswer"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
     openAPIDocument: {
         parameters: {
             query?: never;
@@ -1444,11 +1869,11 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["SlotChoice"];
+                "application/json": components["schemas"]["ReserveRequest"];
             };
         };
         responses: {
-            /** @description The booking, pending payment with its payment parameters, or confirmed at once (a free slot, no `payment`). */
+            /** @description The booking, pending payment with its payment parameters, or confirmed at once (a free slot, a service whose depositFen is 0; no `payment`). */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -1622,11 +2047,11 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["SlotChoice"];
+                "application/json": components["schemas"]["RescheduleRequest"];
             };
         };
         responses: {
-            /** @description The booking, in its new slot. */
+            /** @description The booking, at its new time. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2208,11 +2633,11 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["SalonSlotChoice"];
+                "application/json": components["schemas"]["SalonRescheduleRequest"];
             };
         };
         responses: {
-            /** @description The booking, in its new slot. */
+            /** @description The booking, at its new time. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2373,6 +2798,280 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listAllServices: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The services. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminServicesAnswer"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    createService: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewService"];
+            };
+        };
+        responses: {
+            /** @description The service. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminServiceAnswer"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    updateService: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service's id. */
+                id: components["parameters"]["ServiceID"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ServiceUpdate"];
+            };
+        };
+        responses: {
+            /** @description The service after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminServiceAnswer"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listTechnicians: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The technicians. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TechniciansAnswer"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    createTechnician: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewTechnician"];
+            };
+        };
+        responses: {
+            /** @description The technician. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TechnicianAnswer"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            /** @description The staff account is another technician's; nothing written. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error409InvalidState"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    updateTechnician: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The technician's id. */
+                id: components["parameters"]["TechnicianID"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TechnicianUpdate"];
+            };
+        };
+        responses: {
+            /** @description The technician after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TechnicianAnswer"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            /** @description The staff account is another technician's; nothing changed. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error409InvalidState"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    createTechnicianHours: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The technician's id. */
+                id: components["parameters"]["TechnicianID"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TechnicianHours"];
+            };
+        };
+        responses: {
+            /** @description How many cells were made and skipped. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduleAnswer"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    closeTechnicianTime: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The technician's id. */
+                id: components["parameters"]["TechnicianID"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TimeOff"];
+            };
+        };
+        responses: {
+            /** @description How many cells were closed (0 when none was open). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TimeOffAnswer"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            /** @description A booking holds one of the cells; nothing closed. The answer lists the bookings in the way. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error409TimeOff"];
+                };
+            };
             413: components["responses"]["PayloadTooLarge"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];

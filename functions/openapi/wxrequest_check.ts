@@ -24,6 +24,23 @@ export async function rightCalls(token: string): Promise<string[]> {
   if (me.status === 200) seen.push(me.data.customer.phoneMasked ?? "");
   const config = await request("get", "/config", {});
   if (config.status === 200) seen.push(config.data.shopName);
+  // A service with a technician: the menu, a day's starts, the reservation
+  // (with one technician or any), a move to another start.
+  const menu = await request("get", "/services", {});
+  if (menu.status === 200) seen.push(...menu.data.services.map((s) => s.name + s.depositFen + s.technicians.map((t) => t.name).join()));
+  const starts = await request("get", "/availability", { query: { date: "2026-12-01", serviceId: 3 } });
+  if (starts.status === 200) seen.push(...starts.data.starts.map((s) => s.startAt + s.technicians[0].technicianId));
+  await request("get", "/availability", { query: { date: "2026-12-01", serviceId: 3, technicianId: 2 } });
+  const any = await request("post", "/bookings", { token, body: { serviceId: 3, startAt: "2026-12-01T10:00:00+08:00" } });
+  if (any.status === 201) seen.push(any.data.booking.technicianName ?? "seat", String(any.data.booking.priceFen));
+  await request("post", "/bookings", { token, body: { serviceId: 3, startAt: "2026-12-01T10:00:00+08:00", technicianId: 2 } });
+  const moved = await request("post", "/bookings/{id}/reschedule", { token, path: { id: 42 }, body: { startAt: "2026-12-02T10:00:00+08:00" } });
+  if (moved.status === 200) seen.push(String(moved.data.booking.serviceId ?? "seat"));
+  const unlinked = await request("patch", "/admin/technicians/{id}", { token, path: { id: 2 }, body: { staffId: null } });
+  if (unlinked.status === 200) seen.push(String(unlinked.data.technician.staffId));
+  const off = await request("post", "/admin/technicians/{id}/off", { token, path: { id: 2 }, body: { date: "2026-12-01", from: "14:00", to: "16:00" } });
+  if (off.status === 200) seen.push(String(off.data.closed));
+  if (off.status === 409) seen.push(...off.data.bookings.map((b) => String(b.bookingId) + (b.customerName ?? "")));
   return seen;
 }
 
@@ -44,6 +61,14 @@ export async function wrongCalls(token: string): Promise<void> {
   await request("get", "/slots", { query: {} });
   // @ts-expect-error GET /me has no body
   await request("get", "/me", { token, body: { name: "x" } });
+  // @ts-expect-error a service needs its start
+  await request("post", "/bookings", { token, body: { serviceId: 3 } });
+  // @ts-expect-error technicianId is left out for "any", never null
+  await request("post", "/bookings", { token, body: { serviceId: 3, startAt: "2026-12-01T10:00:00+08:00", technicianId: null } });
+  // @ts-expect-error the service is required
+  await request("get", "/availability", { query: { date: "2026-12-01" } });
+  // @ts-expect-error staffId may be null only when changing a technician
+  await request("post", "/admin/technicians", { token, body: { name: "小美", serviceIds: [3], staffId: null } });
   const answer = await request("post", "/bookings/{id}/cancel", { token, path: { id: 1 } });
   if (answer.status === 409) {
     // @ts-expect-error an error answer has no booking

@@ -157,6 +157,8 @@ func TestPathRulesSendEveryRouteToItsFunction(t *testing.T) {
 		"/pay/notify":            "paynotify", "/pay/refund-notify": "paynotify",
 		"/admin/slots": "admin", "/admin/slots/*": "admin", "/admin/bookings": "admin", "/admin/bookings/*": "admin", "/admin/checkin": "admin", "/admin/customers/*": "admin",
 		"/admin/staff": "admin", "/admin/staff/*": "admin",
+		"/services": "slots", "/availability": "slots",
+		"/admin/services": "admin", "/admin/services/*": "admin", "/admin/technicians": "admin", "/admin/technicians/*": "admin",
 		// The salon console.
 		"/admin": "admin", "/admin/": "admin", "/admin/static/*": "admin", "/admin/login": "admin", "/admin/logout": "admin",
 		"/admin/week": "admin", "/admin/door": "admin", "/admin/customer": "admin", "/admin/walkin": "admin", "/admin/move": "admin", "/admin/booking": "admin", "/admin/audit": "admin", "/admin/health": "admin",
@@ -227,7 +229,7 @@ func TestCustomDomainCreatedThenLeftAlone(t *testing.T) {
 		t.Fatalf("domain %v", d)
 	}
 	eps := d["EndpointsConfig"].([]any)
-	if len(eps) != len(res.Rules) || len(eps) != 39 {
+	if len(eps) != len(res.Rules) || len(eps) != 45 {
 		t.Fatalf("%d endpoints, %d rules", len(eps), len(res.Rules))
 	}
 	for _, e := range eps {

@@ -29,17 +29,33 @@ type adminRoutes struct {
 }
 
 // walkIn books someone at the counter or on the phone: 201 with the booking,
-// confirmed, amountFen 0.
+// confirmed, amountFen 0. A seat of a slot ({"slotId"}), or a service
+// ({"serviceId"[,"startAt"][,"technicianId"]}: without a start, the cell
+// running now; without a technician, any free one).
 func (s *adminRoutes) walkIn(w http.ResponseWriter, r *http.Request, door *service.Door) error {
 	var body struct {
-		SlotID int64  `json:"slotId"`
-		Name   string `json:"name"`
-		Phone  string `json:"phone"`
+		choiceFields
+		Name  string `json:"name"`
+		Phone string `json:"phone"`
 	}
 	if err := apigw.DecodeJSON(r, &body); err != nil {
 		return err
 	}
-	b, err := door.WalkIn(r.Context(), booking.WalkInRequest{SlotID: body.SlotID, Name: body.Name, Phone: body.Phone})
+	var c choice
+	var err error
+	switch {
+	case body.SlotID != nil:
+		c, err = body.slotChoice("slotId, or serviceId")
+	case body.ServiceID == nil:
+		err = booking.Errorf(booking.EBADREQUEST, "want slotId, or serviceId")
+	default:
+		c, err = body.serviceChoice()
+	}
+	if err != nil {
+		return err
+	}
+	b, err := door.WalkIn(r.Context(), booking.WalkInRequest{SlotID: c.SlotID, ServiceID: c.ServiceID,
+		StartAt: c.StartAt, TechnicianID: c.TechnicianID, Name: body.Name, Phone: body.Phone})
 	return s.bookingResponse(w, r, b, err, http.StatusCreated)
 }
 
@@ -68,14 +84,15 @@ func (s *adminRoutes) setCustomerNote(w http.ResponseWriter, r *http.Request, do
 
 // rescheduleBySalon moves a confirmed booking to any slot that has not ended:
 // {"slotId"} and, optional, {"fromSlotId"}, the slot the salon saw it in (a
-// booking found elsewhere is INVALID_STATE).
+// booking found elsewhere is INVALID_STATE); or a booking of a service to any
+// start that has not ended, {"startAt"[,"technicianId"]}.
 func (s *adminRoutes) rescheduleBySalon(w http.ResponseWriter, r *http.Request, moves *service.Moves) error {
 	id, err := pathBookingID(r)
 	if err != nil {
 		return err
 	}
 	var body struct {
-		SlotID int64 `json:"slotId"`
+		choiceFields
 		// Raw, so that null is told from absent: absent is allowed, null is
 		// not (a typed field is never null).
 		FromSlotID json.RawMessage `json:"fromSlotId"`
@@ -83,16 +100,25 @@ func (s *adminRoutes) rescheduleBySalon(w http.ResponseWriter, r *http.Request, 
 	if err := apigw.DecodeJSON(r, &body); err != nil {
 		return err
 	}
-	if body.SlotID <= 0 {
-		return booking.Errorf(booking.EBADREQUEST, "slotId: want a positive integer")
+	to, err := body.moveChoice()
+	if err != nil {
+		return err
 	}
 	var from int64
 	if body.FromSlotID != nil {
+		if to.SlotID == 0 {
+			return booking.Errorf(booking.EBADREQUEST, "fromSlotId: only with slotId")
+		}
 		if err := json.Unmarshal(body.FromSlotID, &from); err != nil || from <= 0 || string(body.FromSlotID) == "null" {
 			return booking.Errorf(booking.EBADREQUEST, "fromSlotId: want a positive integer")
 		}
 	}
-	b, err := moves.RescheduleBySalon(r.Context(), id, body.SlotID, from)
+	var b *booking.Booking
+	if to.SlotID != 0 {
+		b, err = moves.RescheduleBySalon(r.Context(), id, to.SlotID, from)
+	} else {
+		b, err = moves.RescheduleToStartBySalon(r.Context(), id, to.StartAt, to.TechnicianID, 0)
+	}
 	return s.bookingResponse(w, r, b, err, http.StatusOK)
 }
 
@@ -120,6 +146,7 @@ func AdminRouter(e *instance.Env) *apigw.Router {
 	rt.Handle("GET /admin/staff", admin(s.salon, s.team, s.listStaff))
 	rt.Handle("POST /admin/staff", admin(s.salon, s.team, s.createStaff))
 	rt.Handle("PATCH /admin/staff/{id}", admin(s.salon, s.team, s.updateStaff))
+	s.menuRoutes(rt)
 	return rt
 }
 

@@ -31,36 +31,33 @@ func CancelRouter(e *instance.Env) *apigw.Router {
 	return rt
 }
 
-// slotBody reads the {"slotId"} of a reschedule.
-func slotBody(r *http.Request) (int64, error) {
-	var body struct {
-		SlotID int64 `json:"slotId"`
-	}
-	if err := apigw.DecodeJSON(r, &body); err != nil {
-		return 0, err
-	}
-	if body.SlotID <= 0 {
-		return 0, booking.Errorf(booking.EBADREQUEST, "slotId: want a positive integer")
-	}
-	return body.SlotID, nil
-}
-
-// moveRequest reads a move: the booking from the path, the slot from the body.
-func moveRequest(r *http.Request) (id, slotID int64, err error) {
+// moveBody reads the booking of the path and where it moves: {"slotId"} or
+// {"startAt"[,"technicianId"]}.
+func moveBody(r *http.Request) (id int64, to choice, err error) {
 	if id, err = pathBookingID(r); err != nil {
-		return 0, 0, err
+		return 0, to, err
 	}
-	slotID, err = slotBody(r)
-	return id, slotID, err
+	var body choiceFields
+	if err := apigw.DecodeJSON(r, &body); err != nil {
+		return 0, to, err
+	}
+	to, err = body.moveChoice()
+	return id, to, err
 }
 
-// reschedule moves the customer's own confirmed booking to another slot.
+// reschedule moves the customer's own confirmed booking to another slot, or
+// a booking of a service to another start (and technician).
 func (s *cancelRoutes) reschedule(w http.ResponseWriter, r *http.Request, moves *service.Moves, openid string) error {
-	id, slotID, err := moveRequest(r)
+	id, to, err := moveBody(r)
 	if err != nil {
 		return err
 	}
-	b, err := moves.RescheduleByCustomer(r.Context(), openid, id, slotID)
+	var b *booking.Booking
+	if to.SlotID != 0 {
+		b, err = moves.RescheduleByCustomer(r.Context(), openid, id, to.SlotID)
+	} else {
+		b, err = moves.RescheduleToStartByCustomer(r.Context(), openid, id, to.StartAt, to.TechnicianID)
+	}
 	return bookingResponse(w, moves.Common, b, err, false)
 }
 

@@ -6,6 +6,8 @@ package handler
 import (
 	"context"
 	"net/http"
+	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -18,20 +20,25 @@ import (
 	"salon/shared/wxlogin"
 )
 
-// slotsRoutes are what function slots uses: the schedule, and the shop's name
+// slotsRoutes are what function slots uses: the schedule, the menu of
+// services and their free starts, and the shop's name
 // and notification templates for GET /config.
 type slotsRoutes struct {
 	timetable lazy[*service.Timetable]
+	menu      lazy[*service.Menu]
 	shop      lazy[instance.Shop]
 }
 
-// SlotsRouter serves the public schedule and the health check (function slots).
+// SlotsRouter serves the public schedule, the menu and its free starts, and
+// the health check (function slots).
 func SlotsRouter(e *instance.Env) *apigw.Router {
 	e = e.For(slotsFunction)
-	s := &slotsRoutes{timetable: e.Timetable, shop: e.Shop}
+	s := &slotsRoutes{timetable: e.Timetable, menu: e.Menu, shop: e.Shop}
 	rt := apigw.NewRouter(slotsFunction.Name, e.Logger())
 	rt.HandleFunc("GET /healthz", s.healthz)
 	rt.Handle("GET /slots", serve(s.timetable, s.slots))
+	rt.Handle("GET /services", serve(s.menu, s.services))
+	rt.Handle("GET /availability", serve(s.menu, s.availability))
 	rt.Handle("GET /config", serve(s.timetable, s.shopConfig))
 	rt.HandleFunc("GET /openapi.json", openAPIDocument)
 	return rt
@@ -105,6 +112,100 @@ func (s *slotsRoutes) slots(w http.ResponseWriter, r *http.Request, t *service.T
 	}
 	apigw.WriteJSON(w, http.StatusOK, map[string]any{"date": date, "slots": toSlotsJSON(slots, t.Loc)})
 	return nil
+}
+
+// serviceJSON is a service of the public menu, with the active technicians
+// who do it.
+type serviceJSON struct {
+	ServiceID   int64               `json:"serviceId"`
+	Name        string              `json:"name"`
+	Minutes     int                 `json:"minutes"`
+	PriceFen    int64               `json:"priceFen"`
+	DepositFen  int64               `json:"depositFen"`
+	Technicians []technicianRefJSON `json:"technicians"`
+}
+
+// technicianRefJSON names a technician as the customer picks her.
+type technicianRefJSON struct {
+	TechnicianID int64  `json:"technicianId"`
+	Name         string `json:"name"`
+}
+
+func toTechnicianRefsJSON(ts []booking.TechnicianRef) []technicianRefJSON {
+	out := make([]technicianRefJSON, len(ts))
+	for i, t := range ts {
+		out[i] = technicianRefJSON{TechnicianID: t.ID, Name: t.Name}
+	}
+	return out
+}
+
+// services answers the menu: the active services, each with its active
+// technicians.
+func (s *slotsRoutes) services(w http.ResponseWriter, r *http.Request, menu *service.Menu) error {
+	list, err := menu.Services(r.Context())
+	if err != nil {
+		return err
+	}
+	out := make([]serviceJSON, len(list))
+	for i, sv := range list {
+		out[i] = serviceJSON{ServiceID: sv.ID, Name: sv.Name, Minutes: sv.Minutes, PriceFen: sv.PriceFen,
+			DepositFen: sv.DepositFen, Technicians: toTechnicianRefsJSON(sv.Technicians)}
+	}
+	apigw.WriteJSON(w, http.StatusOK, map[string]any{"services": out})
+	return nil
+}
+
+// availableStartJSON is a free start of a service, with the technicians free
+// for all of it in the order a booking without a named one tries them.
+type availableStartJSON struct {
+	StartAt     string              `json:"startAt"`
+	EndAt       string              `json:"endAt"`
+	Technicians []technicianRefJSON `json:"technicians"`
+}
+
+// availability answers the free starts of ?date= for ?serviceId=
+// (&technicianId= for hers only).
+func (s *slotsRoutes) availability(w http.ResponseWriter, r *http.Request, menu *service.Menu) error {
+	date, err := oneQuery(r, "date")
+	if err != nil {
+		return err
+	}
+	serviceID, err := idQuery(r, "serviceId", true)
+	if err != nil {
+		return err
+	}
+	technicianID, err := idQuery(r, "technicianId", false)
+	if err != nil {
+		return err
+	}
+	a, err := menu.Availability(r.Context(), date, serviceID, technicianID)
+	if err != nil {
+		return err
+	}
+	starts := make([]availableStartJSON, len(a.Starts))
+	for i, st := range a.Starts {
+		starts[i] = availableStartJSON{StartAt: shopTime(st.StartAt, menu.Loc), EndAt: shopTime(st.EndAt, menu.Loc),
+			Technicians: toTechnicianRefsJSON(st.Technicians)}
+	}
+	apigw.WriteJSON(w, http.StatusOK, map[string]any{"date": a.Date, "serviceId": a.ServiceID, "starts": starts})
+	return nil
+}
+
+// idQuery reads a query parameter that is an id: a positive integer, once;
+// absent is 0 unless required.
+func idQuery(r *http.Request, name string, required bool) (int64, error) {
+	if _, ok := r.URL.Query()[name]; !ok && !required {
+		return 0, nil
+	}
+	v, err := oneQuery(r, name)
+	if err != nil {
+		return 0, err
+	}
+	id, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || id <= 0 || strings.TrimLeft(v, "0123456789") != "" {
+		return 0, booking.Errorf(booking.EBADREQUEST, "query %s: want a positive integer", name)
+	}
+	return id, nil
 }
 
 // dayQuery reads the required ?date=YYYY-MM-DD and returns it with the bounds of

@@ -164,10 +164,11 @@ func TestCustomerRoutes(t *testing.T) {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	if strings.Join(keys, ",") != "amountFen,bookingId,cancelFreeUntil,checkinCode,createdAt,endAt,lockExpireAt,refund,slotId,startAt,status" {
+	if strings.Join(keys, ",") != "amountFen,bookingId,cancelFreeUntil,checkinCode,createdAt,endAt,lockExpireAt,priceFen,refund,serviceId,serviceName,slotId,startAt,status,technicianId,technicianName" {
 		t.Errorf("booking fields %v", keys)
 	}
-	if b["status"] != "pending_payment" || b["slotId"] != float64(slot) || b["amountFen"] != 5000.0 || b["refund"] != nil {
+	if b["status"] != "pending_payment" || b["slotId"] != float64(slot) || b["amountFen"] != 5000.0 || b["priceFen"] != 5000.0 || b["refund"] != nil ||
+		b["serviceId"] != nil || b["serviceName"] != nil || b["technicianId"] != nil || b["technicianName"] != nil {
 		t.Errorf("booking %v", b)
 	}
 	for _, k := range []string{"timeStamp", "nonceStr", "package", "signType", "paySign"} {

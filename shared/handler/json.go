@@ -18,12 +18,21 @@ type refundJSON struct {
 }
 
 type bookingJSON struct {
-	BookingID    int64  `json:"bookingId"`
-	SlotID       int64  `json:"slotId"`
-	Status       string `json:"status"`
-	StartAt      string `json:"startAt"`
-	EndAt        string `json:"endAt"`
-	AmountFen    int64  `json:"amountFen"`
+	BookingID int64  `json:"bookingId"`
+	SlotID    int64  `json:"slotId"`
+	Status    string `json:"status"`
+	StartAt   string `json:"startAt"`
+	EndAt     string `json:"endAt"`
+	// The service and technician of a booking of a technician's time; null
+	// for a seat of a slot.
+	ServiceID      *int64  `json:"serviceId"`
+	ServiceName    *string `json:"serviceName"`
+	TechnicianID   *int64  `json:"technicianId"`
+	TechnicianName *string `json:"technicianName"`
+	AmountFen      int64   `json:"amountFen"`
+	// PriceFen is the full price when it was booked: PriceFen - AmountFen is
+	// what is left to pay in the shop.
+	PriceFen     int64  `json:"priceFen"`
 	LockExpireAt string `json:"lockExpireAt"`
 	// CancelFreeUntil is the last moment the customer's cancel is refunded in full.
 	CancelFreeUntil string      `json:"cancelFreeUntil"`
@@ -54,6 +63,14 @@ type meJSON struct {
 	Name        *string `json:"name"`
 	PhoneMasked *string `json:"phoneMasked"`
 	NoShows90d  int     `json:"noShows90d"`
+}
+
+// idOrNull is id, or JSON null for 0 (none).
+func idOrNull(id int64) *int64 {
+	if id == 0 {
+		return nil
+	}
+	return &id
 }
 
 // orNull is s, or JSON null for "".
@@ -100,7 +117,10 @@ func toBookingJSON(b *booking.Booking, c *service.Common, withOpenID bool) booki
 	loc := c.Loc
 	j := bookingJSON{
 		BookingID: b.ID, SlotID: b.SlotID, Status: b.Status.String(),
-		StartAt: shopTime(b.StartAt, loc), EndAt: shopTime(b.EndAt, loc), AmountFen: b.AmountFen,
+		StartAt: shopTime(b.StartAt, loc), EndAt: shopTime(b.EndAt, loc),
+		ServiceID: idOrNull(b.ServiceID), ServiceName: orNull(b.ServiceName),
+		TechnicianID: idOrNull(b.TechnicianID), TechnicianName: orNull(b.TechnicianName),
+		AmountFen: b.AmountFen, PriceFen: b.PriceFen,
 		LockExpireAt: shopTime(b.LockExpire, loc), CreatedAt: shopTime(b.CreatedAt, loc),
 		CancelFreeUntil: shopTime(b.CancelFreeUntil(c.Policy.CancelFreeHours), loc),
 	}

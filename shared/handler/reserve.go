@@ -88,21 +88,27 @@ func (s *reserveRoutes) myBooking(w http.ResponseWriter, r *http.Request, res *s
 	return bookingResponse(w, res.Common, b, err, false)
 }
 
+// reserve books a seat of a slot ({"slotId"}) or a service at a start
+// ({"serviceId","startAt"[,"technicianId"]}, any free technician without one).
 func (s *reserveRoutes) reserve(w http.ResponseWriter, r *http.Request, res *service.Reservations, openid string) error {
-	var body struct {
-		SlotID int64 `json:"slotId"`
-	}
+	var body choiceFields
 	if err := apigw.DecodeJSON(r, &body); err != nil {
 		return err
 	}
-	if body.SlotID <= 0 {
-		return booking.Errorf(booking.EBADREQUEST, "slotId: want a positive integer")
+	c, err := body.reserveChoice()
+	if err != nil {
+		return err
 	}
 	key := r.Header.Get("Idempotency-Key")
 	if !validIdemKey(key) {
 		return booking.Errorf(booking.EBADREQUEST, "Idempotency-Key: at most 64 printable characters")
 	}
-	made, err := res.Reserve(r.Context(), openid, body.SlotID, key)
+	var made *service.Reservation
+	if c.SlotID != 0 {
+		made, err = res.Reserve(r.Context(), openid, c.SlotID, key)
+	} else {
+		made, err = res.ReserveService(r.Context(), openid, c.ServiceID, c.TechnicianID, c.StartAt, key)
+	}
 	return reservationResponse(w, r, res.Common, made, err, http.StatusCreated)
 }
 

@@ -183,13 +183,18 @@ func checkTypes(doc []byte) []string {
 
 // checkID checks the schema of an id: an integer of format int64 (a generator
 // makes it an int64, not an int or a float) with the maximum an int64 holds.
+// An id that may be null (a booking's serviceId, a technician's staffId) is
+// the same integer with "null" beside it in type, which a generator makes a
+// pointer or a `number | null`, never a wrapper of no type.
 func checkID(at string, p *base.SchemaProxy) []string {
 	s := p.Schema()
 	if s == nil {
 		return nil // reported by the walk
 	}
-	if !slices.Equal(s.Type, []string{"integer"}) || s.Format != "int64" || s.Maximum == nil {
-		return []string{fmt.Sprintf("%s: an id that is not {type: integer, format: int64, maximum} (type %v, format %q)", at, s.Type, s.Format)}
+	types := slices.Sorted(slices.Values(s.Type))
+	integer := slices.Equal(types, []string{"integer"}) || slices.Equal(types, []string{"integer", "null"})
+	if !integer || s.Format != "int64" || s.Maximum == nil {
+		return []string{fmt.Sprintf("%s: an id that is not {type: integer, format: int64, maximum}, or type [integer, \"null\"] where it may be null (type %v, format %q)", at, s.Type, s.Format)}
 	}
 	return nil
 }
@@ -257,6 +262,14 @@ func TestDocumentChecksCatchPlantedErrors(t *testing.T) {
 	t.Run("an id without int64", func(t *testing.T) {
 		expect(t, typesOf(t, plant(t, "        slotId: {$ref: \"#/components/schemas/ID\"}\n        position:", "        slotId: {type: integer, minimum: 1}\n        position:")),
 			"#/components/schemas/WaitlistEntry/properties/slotId: an id that is not {type: integer, format: int64, maximum}")
+	})
+	t.Run("a nullable id without int64", func(t *testing.T) {
+		expect(t, typesOf(t, plant(t, "    NullableID:\n      type: [integer, \"null\"]\n      format: int64\n", "    NullableID:\n      type: [integer, \"null\"]\n")),
+			"#/components/schemas/Booking/properties/serviceId: an id that is not")
+	})
+	t.Run("a nullable id of another type", func(t *testing.T) {
+		expect(t, typesOf(t, plant(t, "    NullableID:\n      type: [integer, \"null\"]\n", "    NullableID:\n      type: [string, \"null\"]\n")),
+			"#/components/schemas/Technician/properties/staffId: an id that is not")
 	})
 	t.Run("a path id without int64", func(t *testing.T) {
 		expect(t, typesOf(t, plant(t, "        description: The customer's id.\n        schema: {$ref: \"#/components/schemas/ID\"}", "        description: The customer's id.\n        schema: {type: integer}")),

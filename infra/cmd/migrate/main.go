@@ -7,8 +7,11 @@
 //	go run ./infra/cmd/migrate -demo      # and open a demo schedule
 //
 // -demo opens slots for the next 7 days (today included, shop time SHOP_TZ),
-// 10:00-21:00, through the same service call as POST /admin/slots, so running
-// it twice creates nothing new. Against TencentDB it runs from a machine inside
+// 10:00-21:00, through the same service call as POST /admin/slots, and a menu
+// of three services done by three technicians whose hours are the same days
+// and times (demoMenu), through the calls of POST /admin/services,
+// /admin/technicians and /admin/technicians/{id}/hours; running it twice
+// creates nothing new. Against TencentDB it runs from a machine inside
 // the VPC (a CVM, or Cloud Shell with the VPC attached).
 package main
 
@@ -64,10 +67,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, now fun
 		return fmt.Errorf("-days must be at least 1")
 	}
 
-	// Only the two settings migrate uses are read, so a machine that runs it
+	// Only the settings migrate uses are read (GRID_MINUTES: the demo
+	// technicians' cells must be the functions' grid), so a machine that runs it
 	// (a CVM in the VPC) needs none of the functions' secrets.
 	cfg, err := config.Load(func(k string) string {
-		if k == "MYSQL_DSN" || k == "SHOP_TZ" {
+		if k == "MYSQL_DSN" || k == "SHOP_TZ" || k == "GRID_MINUTES" {
 			return getenv(k)
 		}
 		return ""
@@ -114,5 +118,92 @@ func run(ctx context.Context, args []string, getenv func(string) string, now fun
 	}
 	fmt.Fprintf(out, "migrate: demo schedule %s to %s, %s-%s (%s): %d slots created, %d already there\n",
 		sched.From, sched.To, d.open, d.close, cfg.ShopTZ, n, skipped)
+	hours := booking.Hours{From: sched.From, To: sched.To, Open: d.open, Close: d.close}
+	return openDemoMenu(service.WithStaff(ctx, booking.BuiltInOwner), svc.Menu, hours, out)
+}
+
+// demoService is a service of the demo menu.
+type demoService struct {
+	name                 string
+	minutes              int
+	priceFen, depositFen int64
+}
+
+// demoMenu is the demo's services and technicians: who does what (by the
+// services' names).
+var demoMenu = struct {
+	services    []demoService
+	technicians map[string][]string
+	order       []string
+}{
+	services: []demoService{
+		{"单色美甲", 60, 12800, 3000},
+		{"延长甲", 120, 29800, 5000},
+		{"手部护理", 30, 6800, 0}, // no deposit: confirmed at once, without payment
+	},
+	technicians: map[string][]string{
+		"小美": {"单色美甲", "延长甲", "手部护理"},
+		"小丽": {"单色美甲", "延长甲"},
+		"阿芳": {"单色美甲", "手部护理"},
+	},
+	order: []string{"小美", "小丽", "阿芳"},
+}
+
+// openDemoMenu adds the demo's services and technicians that are not there
+// yet (by name, so a second run adds none) and opens every demo technician's
+// hours, the cells there already skipped.
+func openDemoMenu(ctx context.Context, menu *service.Menu, hours booking.Hours, out io.Writer) error {
+	have, err := menu.AdminServices(ctx)
+	if err != nil {
+		return fmt.Errorf("demo menu: %w", err)
+	}
+	serviceID := map[string]int64{}
+	for _, sv := range have {
+		serviceID[sv.Name] = sv.ID
+	}
+	newServices := 0
+	for _, d := range demoMenu.services {
+		if _, ok := serviceID[d.name]; ok {
+			continue
+		}
+		name, minutes, price, deposit := d.name, d.minutes, d.priceFen, d.depositFen
+		sv, err := menu.CreateService(ctx, booking.ServiceUpdate{Name: &name, Minutes: &minutes, PriceFen: &price, DepositFen: &deposit})
+		if err != nil {
+			return fmt.Errorf("demo service %s: %w", d.name, err)
+		}
+		serviceID[d.name] = sv.ID
+		newServices++
+	}
+	techs, err := menu.Technicians(ctx)
+	if err != nil {
+		return fmt.Errorf("demo menu: %w", err)
+	}
+	technicianID := map[string]int64{}
+	for _, t := range techs {
+		technicianID[t.Name] = t.ID
+	}
+	newTechnicians, cells, skipped := 0, 0, 0
+	for _, name := range demoMenu.order {
+		if _, ok := technicianID[name]; !ok {
+			var ids []int64
+			for _, sv := range demoMenu.technicians[name] {
+				ids = append(ids, serviceID[sv])
+			}
+			name := name
+			t, err := menu.CreateTechnician(ctx, booking.TechnicianUpdate{Name: &name, ServiceIDs: &ids})
+			if err != nil {
+				return fmt.Errorf("demo technician %s: %w", name, err)
+			}
+			technicianID[name] = t.ID
+			newTechnicians++
+		}
+		n, k, err := menu.OpenHours(ctx, technicianID[name], hours)
+		if err != nil {
+			return fmt.Errorf("demo hours of %s: %w", name, err)
+		}
+		cells, skipped = cells+n, skipped+k
+	}
+	fmt.Fprintf(out, "migrate: demo menu: %d services (%d new), %d technicians (%d new), hours %s to %s, %s-%s: %d cells created, %d already there\n",
+		len(demoMenu.services), newServices, len(demoMenu.order), newTechnicians, hours.From, hours.To, hours.Open, hours.Close, cells, skipped)
 	return nil
 }

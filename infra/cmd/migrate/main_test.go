@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -57,12 +58,17 @@ func TestMigrateCreatesTheDatabaseAndTheDemoSchedule(t *testing.T) {
 		!strings.Contains(out.String(), "49 slots created, 0 already there") {
 		t.Fatalf("first run said:\n%s", out.String())
 	}
+	// Three technicians, 22 cells of 30 minutes a day each, 7 days.
+	if !strings.Contains(out.String(), "demo menu: 3 services (3 new), 3 technicians (3 new), hours 2026-12-02 to 2026-12-08, 10:00-21:00: 462 cells created, 0 already there") {
+		t.Fatalf("first run said:\n%s", out.String())
+	}
 
 	out.Reset()
 	if err := run(ctx, []string{"-demo"}, func(k string) string { return env[k] }, now, &out); err != nil {
 		t.Fatalf("second run: %v", err)
 	}
-	if strings.Contains(out.String(), "created the database") || !strings.Contains(out.String(), "0 slots created, 49 already there") {
+	if strings.Contains(out.String(), "created the database") || !strings.Contains(out.String(), "0 slots created, 49 already there") ||
+		!strings.Contains(out.String(), "3 services (0 new), 3 technicians (0 new), hours 2026-12-02 to 2026-12-08, 10:00-21:00: 0 cells created, 462 already there") {
 		t.Fatalf("second run said:\n%s", out.String())
 	}
 
@@ -81,6 +87,22 @@ func TestMigrateCreatesTheDatabaseAndTheDemoSchedule(t *testing.T) {
 	}
 	if first := slots[0]; !first.StartAt.Equal(time.Date(2026, 12, 2, 10, 0, 0, 0, shanghai)) || first.Capacity != 3 || first.PriceFen != 5000 {
 		t.Fatalf("first slot %+v, want 10:00 shop time, 3 seats, 5000 fen", first)
+	}
+
+	// The menu, as the customer's GET /services reads it: every service done
+	// by someone, 小美 doing all three.
+	services, err := store.Menu(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"单色美甲": "60 12800 3000 3", "延长甲": "120 29800 5000 2", "手部护理": "30 6800 0 2"}
+	if len(services) != 3 {
+		t.Fatalf("services %+v", services)
+	}
+	for _, sv := range services {
+		if got := fmt.Sprintf("%d %d %d %d", sv.Minutes, sv.PriceFen, sv.DepositFen, len(sv.Technicians)); got != want[sv.Name] {
+			t.Errorf("service %s: %s, want %s", sv.Name, got, want[sv.Name])
+		}
 	}
 }
 
