@@ -163,6 +163,7 @@ func TestPathRulesSendEveryRouteToItsFunction(t *testing.T) {
 		"/admin": "admin", "/admin/": "admin", "/admin/static/*": "admin", "/admin/login": "admin", "/admin/logout": "admin",
 		"/admin/week": "admin", "/admin/door": "admin", "/admin/customer": "admin", "/admin/walkin": "admin", "/admin/move": "admin", "/admin/booking": "admin", "/admin/audit": "admin", "/admin/health": "admin",
 		"/admin/team": "admin", "/admin/password": "admin",
+		"/admin/menu": "admin", "/admin/techs": "admin",
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("rules\n got %v\nwant %v", got, want)
@@ -229,7 +230,7 @@ func TestCustomDomainCreatedThenLeftAlone(t *testing.T) {
 		t.Fatalf("domain %v", d)
 	}
 	eps := d["EndpointsConfig"].([]any)
-	if len(eps) != len(res.Rules) || len(eps) != 45 {
+	if len(eps) != len(res.Rules) || len(eps) != 47 {
 		t.Fatalf("%d endpoints, %d rules", len(eps), len(res.Rules))
 	}
 	for _, e := range eps {

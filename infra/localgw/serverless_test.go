@@ -76,6 +76,10 @@ var wantRoutes = map[string]string{
 	"GET /admin/health":        "admin",
 	"GET /admin/team":          "admin",
 	"POST /admin/team":         "admin",
+	"GET /admin/menu":          "admin",
+	"POST /admin/menu":         "admin",
+	"GET /admin/techs":         "admin",
+	"POST /admin/techs":        "admin",
 	"GET /admin/password":      "admin",
 	"POST /admin/password":     "admin",
 }
