@@ -902,6 +902,42 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/menu": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** 项目, the salon's services, active and inactive (staff read it; the forms are the owner's). */
+        get: operations["consoleMenu"];
+        put?: never;
+        /** Create a service or save one's name, minutes, price, deposit and whether it is active; the owner's. */
+        post: operations["consoleMenuChange"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/techs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** 技师, the technicians, what each does and her staff account (staff read it; the forms are the owner's). */
+        get: operations["consoleTechnicians"];
+        put?: never;
+        /** Create or save a technician, lay her hours for a date range, or close her time off (refused with the bookings in its way listed); the owner's. */
+        post: operations["consoleTechniciansChange"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/password": {
         parameters: {
             query?: never;
@@ -3414,6 +3450,74 @@ export interface operations {
         };
     };
     consoleStaffChange: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": Record<string, never>;
+            };
+        };
+        responses: {
+            200: components["responses"]["ConsolePage"];
+            303: components["responses"]["ConsoleRedirect"];
+            "4XX": components["responses"]["ConsoleError"];
+            "5XX": components["responses"]["ConsoleError"];
+        };
+    };
+    consoleMenu: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["ConsolePage"];
+            303: components["responses"]["ConsoleRedirect"];
+            "4XX": components["responses"]["ConsoleError"];
+            "5XX": components["responses"]["ConsoleError"];
+        };
+    };
+    consoleMenuChange: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": Record<string, never>;
+            };
+        };
+        responses: {
+            200: components["responses"]["ConsolePage"];
+            303: components["responses"]["ConsoleRedirect"];
+            "4XX": components["responses"]["ConsoleError"];
+            "5XX": components["responses"]["ConsoleError"];
+        };
+    };
+    consoleTechnicians: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["ConsolePage"];
+            303: components["responses"]["ConsoleRedirect"];
+            "4XX": components["responses"]["ConsoleError"];
+            "5XX": components["responses"]["ConsoleError"];
+        };
+    };
+    consoleTechniciansChange: {
         parameters: {
             query?: never;
             header?: never;
