@@ -64,6 +64,13 @@ var weights = []struct {
 	{"time-passes", 5, false}, // holds expire, release leases lapse
 	{"redeliver", 4, false},   // WeChat retries a notification that failed
 	{"refund-done", 4, false}, // WeChat finishes a refund and notifies
+	// A technician's time for a service (technician_test.go).
+	{"tech-reserve", 10, false},   // a service at a start, with a technician named or any
+	{"tech-move", 4, false},       // the customer moves her service's booking to a start
+	{"tech-salon-move", 3, false}, // the salon moves one
+	{"tech-walk-in", 3, false},    // a service for someone at the counter
+	{"tech-off", 2, false},        // time off over a range, half the time over a booked cell
+	{"tech-back", 1, false},       // the time off is taken back
 	{"kill-conns", 3, true},
 	{"db-down", 1, true},
 	{"wx-fail", 4, true},
@@ -150,6 +157,7 @@ type model struct {
 	lifts       map[int][]func() // wave -> faults to lift after it
 	wave        int
 	killed      int          // database connections killed
+	menu        menu         // the services and technicians, set up at the start
 	seq         atomic.Int64 // unique offsets for moved and new slots' start times
 }
 
@@ -186,6 +194,7 @@ func newModel(s *system, seed uint64, customers int) *model {
 			m.dates = append(m.dates, date)
 		}
 	}
+	m.setUpMenu()
 	return m
 }
 
@@ -509,6 +518,8 @@ func (m *model) do(o op) {
 		// And some refunds' backoff, or their wait before a query, runs out.
 		s.store.SQL().Exec(`UPDATE t_booking SET refund_next_at = UTC_TIMESTAMP(6), refund_requested_at = refund_requested_at - INTERVAL 1 HOUR
 			WHERE refund_status IN ('pending', 'processing') ORDER BY book_id DESC LIMIT ?`, o.n)
+	case "tech-reserve", "tech-move", "tech-salon-move", "tech-walk-in", "tech-off", "tech-back":
+		m.doTechnician(o, r, c)
 	case "redeliver":
 		m.redeliver(ctx, r, false)
 	case "refund-done":
@@ -843,7 +854,7 @@ func (m *model) movable(r *rand.Rand, bySalon bool) (cust int, bookingID, slotID
 	rows, err := m.s.store.SQL().Query(`SELECT b.openid, b.book_id, t.slot_id
 		FROM t_booking b JOIN t_slot s ON s.slot_id = b.slot_id
 		JOIN t_slot t ON t.slot_id <> b.slot_id AND t.booked < t.capacity
-		WHERE b.status = ? AND b.openid LIKE 'o-stress-%' AND `+bookingCond+`
+		WHERE b.status = ? AND b.technician_id IS NULL AND b.openid LIKE 'o-stress-%' AND `+bookingCond+`
 		  AND t.slot_id IN (`+in+`) AND `+targetCond+`
 		ORDER BY b.book_id, t.slot_id`, args...)
 	if err != nil {
