@@ -461,11 +461,13 @@ func (m *model) do(o op) {
 			// asked: she has a booking of it (which a concurrent op of this wave
 			// may have cancelled or let expire since).
 			// (or that she has moved to another slot since).
+			// The checker's own read may be among the connections a fault
+			// killed: then it knows nothing, and says nothing.
 			var had bool
-			s.store.SQL().QueryRow(`SELECT EXISTS (SELECT 1 FROM t_booking WHERE slot_id = ? AND openid = ?)
+			err := s.store.SQL().QueryRow(`SELECT EXISTS (SELECT 1 FROM t_booking WHERE slot_id = ? AND openid = ?)
 				OR EXISTS (SELECT 1 FROM t_audit a JOIN t_booking b ON b.book_id = a.book_id WHERE b.openid = ? AND a.event = ?)`,
 				sl.id, c.openid, c.openid, booking.EventReschedule).Scan(&had)
-			if !had {
+			if err == nil && !had {
 				s.violate("wait: 409 INVALID_STATE for %s, who has no booking of slot %d", c.openid, sl.id)
 			}
 		}
@@ -962,7 +964,10 @@ func (m *model) replaceSlot(i int) {
 	ctx := context.Background()
 	in := 30*time.Hour + time.Duration(m.seq.Add(1))*7*time.Minute
 	var err error
-	for attempt := 0; attempt < 5; attempt++ {
+	for attempt := 0; attempt < 20; attempt++ {
+		if attempt > 0 {
+			time.Sleep(50 * time.Millisecond) // the database may be down for this wave
+		}
 		var now time.Time
 		if now, err = s.store.Now(ctx); err != nil {
 			continue
