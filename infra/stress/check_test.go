@@ -180,6 +180,7 @@ func (m *model) check(final bool) {
 		}
 	}
 
+	m.checkTechnicians()
 	m.checkMessages(bs)
 	m.checkAudit(bs, audits)
 	if final {

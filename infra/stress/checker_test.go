@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"salon/shared/booking"
 )
@@ -48,6 +49,16 @@ func TestCheckerCatchesBrokenStates(t *testing.T) {
 			}
 		}
 	}
+	// Two bookings of a service at one start, with two technicians.
+	var techBookings []int64
+	for i, tech := range []int64{m.menu.techs[0], m.menu.techs[2]} {
+		a := s.call("POST", "/bookings", m.customers[3+i].token, map[string]any{
+			"serviceId": m.menu.services[0].id, "startAt": m.start(0).Format(time.RFC3339), "technicianId": tech})
+		if a.Status != 201 {
+			t.Fatalf("reserve a service: %d %s", a.Status, a.Body)
+		}
+		techBookings = append(techBookings, bookingIDOf(a))
+	}
 	m.quiet()
 	m.check(true)
 	if len(s.violations) > 0 {
@@ -56,15 +67,22 @@ func TestCheckerCatchesBrokenStates(t *testing.T) {
 
 	corruptions := []struct {
 		name, sql, want string
+		args            []any  // the paid booking when none
+		undo            string // run before restore, with undoArgs
+		undoArgs        []any
 	}{
-		{"oversold counter", `UPDATE t_slot SET booked = booked - 1 WHERE slot_id = (SELECT slot_id FROM t_booking WHERE book_id = ?)`, "invariant broken"},
-		{"seat row lost", `DELETE FROM t_booking_slot WHERE book_id = ?`, "invariant broken"},
-		{"seat row of a finished booking", `INSERT INTO t_booking_slot (book_id, slot_id) SELECT MAX(book_id) + 1000, MIN(slot_id) FROM t_booking WHERE book_id >= ?`, "invariant broken"},
+		{"oversold counter", `UPDATE t_slot SET booked = booked - 1 WHERE slot_id = (SELECT slot_id FROM t_booking WHERE book_id = ?)`, "invariant broken", nil, "", nil},
+		{"seat row lost", `DELETE FROM t_booking_slot WHERE book_id = ?`, "invariant broken", nil, "", nil},
+		{"seat row of a finished booking", `INSERT INTO t_booking_slot (book_id, slot_id) SELECT MAX(book_id) + 1000, MIN(slot_id) FROM t_booking WHERE book_id >= ?`, "invariant broken", nil, "", nil},
 		{"duplicate audit record", `INSERT INTO t_audit (book_id, slot_id, event, from_status, to_status, actor, reason, created_at, shipped_at)
-			SELECT book_id, slot_id, event, from_status, to_status, actor, reason, created_at, created_at FROM t_audit WHERE book_id = ? AND event = 'confirm'`, "trail stands at"},
-		{"status changed without audit", `UPDATE t_booking SET status = 2 WHERE book_id = ?`, "audit trail ends at"},
-		{"refund without WeChat refund", `UPDATE t_booking SET refund_status = 'succeeded', refund_fen = amount_fen, refund_no = CONCAT('RF', LPAD(book_id, 12, '0')) WHERE book_id = ?`, "keeps its seat and has a refund"},
-		{"payment not recorded", `UPDATE t_booking SET transaction_id = NULL WHERE book_id = ?`, "does not record it"},
+			SELECT book_id, slot_id, event, from_status, to_status, actor, reason, created_at, created_at FROM t_audit WHERE book_id = ? AND event = 'confirm'`, "trail stands at", nil, "", nil},
+		{"status changed without audit", `UPDATE t_booking SET status = 2 WHERE book_id = ?`, "audit trail ends at", nil, "", nil},
+		{"refund without WeChat refund", `UPDATE t_booking SET refund_status = 'succeeded', refund_fen = amount_fen, refund_no = CONCAT('RF', LPAD(book_id, 12, '0')) WHERE book_id = ?`, "keeps its seat and has a refund", nil, "", nil},
+		{"payment not recorded", `UPDATE t_booking SET transaction_id = NULL WHERE book_id = ?`, "does not record it", nil, "", nil},
+		{"one technician's bookings overlap", `UPDATE t_booking SET technician_id = ? WHERE book_id = ?`, "overlap in time",
+			[]any{m.menu.techs[0], techBookings[1]}, `UPDATE t_booking SET technician_id = ? WHERE book_id = ?`, []any{m.menu.techs[2], techBookings[1]}},
+		{"time off over a held cell", `UPDATE t_slot SET is_open = 0 WHERE slot_id = (SELECT slot_id FROM t_booking WHERE book_id = ?)`, "closed cells are held",
+			[]any{techBookings[0]}, `UPDATE t_slot SET is_open = 1 WHERE slot_id = (SELECT slot_id FROM t_booking WHERE book_id = ?)`, []any{techBookings[0]}},
 	}
 	for _, c := range corruptions {
 		t.Run(c.name, func(t *testing.T) {
@@ -73,14 +91,25 @@ func TestCheckerCatchesBrokenStates(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer tx.Rollback()
-			if _, err := tx.Exec(c.sql, paid); err != nil {
+			args := c.args
+			if args == nil {
+				args = []any{paid}
+			}
+			if _, err := tx.Exec(c.sql, args...); err != nil {
 				t.Fatal(err)
 			}
 			// The checker reads through its own pool: commit, check, then undo by hand.
 			if err := tx.Commit(); err != nil {
 				t.Fatal(err)
 			}
-			t.Cleanup(func() { restore(t, s, paid) })
+			t.Cleanup(func() {
+				if c.undo != "" {
+					if _, err := s.store.SQL().Exec(c.undo, c.undoArgs...); err != nil {
+						t.Fatal(err)
+					}
+				}
+				restore(t, s, paid)
+			})
 			rec := &recorder{TB: t}
 			s.t = rec
 			s.violations, s.seen = nil, nil

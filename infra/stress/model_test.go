@@ -64,6 +64,13 @@ var weights = []struct {
 	{"time-passes", 5, false}, // holds expire, release leases lapse
 	{"redeliver", 4, false},   // WeChat retries a notification that failed
 	{"refund-done", 4, false}, // WeChat finishes a refund and notifies
+	// A technician's time for a service (technician_test.go).
+	{"tech-reserve", 10, false},   // a service at a start, with a technician named or any
+	{"tech-move", 4, false},       // the customer moves her service's booking to a start
+	{"tech-salon-move", 3, false}, // the salon moves one
+	{"tech-walk-in", 3, false},    // a service for someone at the counter
+	{"tech-off", 2, false},        // time off over a range, half the time over a booked cell
+	{"tech-back", 1, false},       // the time off is taken back
 	{"kill-conns", 3, true},
 	{"db-down", 1, true},
 	{"wx-fail", 4, true},
@@ -150,6 +157,7 @@ type model struct {
 	lifts       map[int][]func() // wave -> faults to lift after it
 	wave        int
 	killed      int          // database connections killed
+	menu        menu         // the services and technicians, set up at the start
 	seq         atomic.Int64 // unique offsets for moved and new slots' start times
 }
 
@@ -186,6 +194,7 @@ func newModel(s *system, seed uint64, customers int) *model {
 			m.dates = append(m.dates, date)
 		}
 	}
+	m.setUpMenu()
 	return m
 }
 
@@ -452,11 +461,13 @@ func (m *model) do(o op) {
 			// asked: she has a booking of it (which a concurrent op of this wave
 			// may have cancelled or let expire since).
 			// (or that she has moved to another slot since).
+			// The checker's own read may be among the connections a fault
+			// killed: then it knows nothing, and says nothing.
 			var had bool
-			s.store.SQL().QueryRow(`SELECT EXISTS (SELECT 1 FROM t_booking WHERE slot_id = ? AND openid = ?)
+			err := s.store.SQL().QueryRow(`SELECT EXISTS (SELECT 1 FROM t_booking WHERE slot_id = ? AND openid = ?)
 				OR EXISTS (SELECT 1 FROM t_audit a JOIN t_booking b ON b.book_id = a.book_id WHERE b.openid = ? AND a.event = ?)`,
 				sl.id, c.openid, c.openid, booking.EventReschedule).Scan(&had)
-			if !had {
+			if err == nil && !had {
 				s.violate("wait: 409 INVALID_STATE for %s, who has no booking of slot %d", c.openid, sl.id)
 			}
 		}
@@ -509,6 +520,8 @@ func (m *model) do(o op) {
 		// And some refunds' backoff, or their wait before a query, runs out.
 		s.store.SQL().Exec(`UPDATE t_booking SET refund_next_at = UTC_TIMESTAMP(6), refund_requested_at = refund_requested_at - INTERVAL 1 HOUR
 			WHERE refund_status IN ('pending', 'processing') ORDER BY book_id DESC LIMIT ?`, o.n)
+	case "tech-reserve", "tech-move", "tech-salon-move", "tech-walk-in", "tech-off", "tech-back":
+		m.doTechnician(o, r, c)
 	case "redeliver":
 		m.redeliver(ctx, r, false)
 	case "refund-done":
@@ -843,7 +856,7 @@ func (m *model) movable(r *rand.Rand, bySalon bool) (cust int, bookingID, slotID
 	rows, err := m.s.store.SQL().Query(`SELECT b.openid, b.book_id, t.slot_id
 		FROM t_booking b JOIN t_slot s ON s.slot_id = b.slot_id
 		JOIN t_slot t ON t.slot_id <> b.slot_id AND t.booked < t.capacity
-		WHERE b.status = ? AND b.openid LIKE 'o-stress-%' AND `+bookingCond+`
+		WHERE b.status = ? AND b.technician_id IS NULL AND b.openid LIKE 'o-stress-%' AND `+bookingCond+`
 		  AND t.slot_id IN (`+in+`) AND `+targetCond+`
 		ORDER BY b.book_id, t.slot_id`, args...)
 	if err != nil {
@@ -951,7 +964,10 @@ func (m *model) replaceSlot(i int) {
 	ctx := context.Background()
 	in := 30*time.Hour + time.Duration(m.seq.Add(1))*7*time.Minute
 	var err error
-	for attempt := 0; attempt < 5; attempt++ {
+	for attempt := 0; attempt < 20; attempt++ {
+		if attempt > 0 {
+			time.Sleep(50 * time.Millisecond) // the database may be down for this wave
+		}
 		var now time.Time
 		if now, err = s.store.Now(ctx); err != nil {
 			continue

@@ -142,7 +142,7 @@ func (m *model) moveSummary() string {
 	}
 	m.mu.Unlock()
 	for k, n := range m.answers {
-		for _, what := range []string{"reschedule", "salon-reschedule"} {
+		for _, what := range []string{"reschedule", "salon-reschedule", "tech-move", "tech-salon-move"} {
 			if strings.HasPrefix(k, what+" ") {
 				c[what+"-asked"] += n
 			}
@@ -198,5 +198,6 @@ func (m *model) outcome() string {
 			c["audit-"+ev] = n
 		}
 	}
+	m.techOutcome(c)
 	return summary(c)
 }
