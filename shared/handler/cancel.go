@@ -58,7 +58,7 @@ func (s *cancelRoutes) reschedule(w http.ResponseWriter, r *http.Request, moves 
 	} else {
 		b, err = moves.RescheduleToStartByCustomer(r.Context(), openid, id, to.StartAt, to.TechnicianID)
 	}
-	return bookingResponse(w, moves.Common, b, err, false)
+	return bookingResponse(w, moves.Common, b, err)
 }
 
 func (s *cancelRoutes) cancel(w http.ResponseWriter, r *http.Request, cancels *service.Cancels, openid string) error {
@@ -81,15 +81,15 @@ func (s *cancelRoutes) cancel(w http.ResponseWriter, r *http.Request, cancels *s
 		}
 	}
 	b, err := cancels.CancelByCustomer(r.Context(), openid, id, body.ForfeitDeposit)
-	return bookingResponse(w, cancels.Common, b, err, false)
+	return bookingResponse(w, cancels.Common, b, err)
 }
 
 // bookingResponse answers a booking as its customer sees it (c: the use case
 // that changed or read it).
-func bookingResponse(w http.ResponseWriter, c *service.Common, b *booking.Booking, err error, withOpenID bool) error {
+func bookingResponse(w http.ResponseWriter, c *service.Common, b *booking.Booking, err error) error {
 	if err != nil {
 		return err
 	}
-	apigw.WriteJSON(w, http.StatusOK, map[string]any{"booking": toBookingJSON(b, c, withOpenID)})
+	apigw.WriteJSON(w, http.StatusOK, map[string]any{"booking": toBookingJSON(b, c, false)})
 	return nil
 }

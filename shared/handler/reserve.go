@@ -85,7 +85,7 @@ func (s *reserveRoutes) myBooking(w http.ResponseWriter, r *http.Request, res *s
 		return err
 	}
 	b, err := res.CustomerBooking(r.Context(), openid, id)
-	return bookingResponse(w, res.Common, b, err, false)
+	return bookingResponse(w, res.Common, b, err)
 }
 
 // reserve books a seat of a slot ({"slotId"}) or a service at a start
