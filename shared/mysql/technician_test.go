@@ -320,7 +320,12 @@ func TestAnyTechnicianPickOrder(t *testing.T) {
 	t.Parallel()
 	db := mysqltest.New(t)
 	svc := mysqltest.AddService(t, db, "美甲", 60, 0, 0)
-	start := mysqltest.GridStart(t, db, 24*time.Hour)
+	// 10:00 shop time the day after tomorrow: the pre-bookings five hours
+	// later fall on the same shop day whatever the time of the run (from
+	// tomorrow's grid start they crossed midnight in the shop's evening, and
+	// then nobody had minutes booked that day).
+	tomorrow, _ := day(mysqltest.GridStart(t, db, 24*time.Hour))
+	start := tomorrow.Add(34 * time.Hour)
 	from, _ := day(start)
 	var techs []int64
 	for i := range 3 {
