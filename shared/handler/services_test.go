@@ -29,7 +29,10 @@ func (s *system) salonMenu() salonMenu {
 	m.mei = mysqltest.AddTechnician(s.t, s.store, "小美", m.manicure, m.extension)
 	m.li = mysqltest.AddTechnician(s.t, s.store, "小丽", m.manicure, m.extension)
 	m.fang = mysqltest.AddTechnician(s.t, s.store, "阿芳", m.manicure)
-	m.start = mysqltest.GridStart(s.t, s.store, 50*time.Hour)
+	// 10:00 shop time two days ahead, so that the eight cells (four hours)
+	// fall on one shop day whatever the hour of the run.
+	ahead := mysqltest.GridStart(s.t, s.store, 50*time.Hour).In(m.loc)
+	m.start = time.Date(ahead.Year(), ahead.Month(), ahead.Day(), 10, 0, 0, 0, m.loc)
 	for _, tech := range []int64{m.mei, m.li, m.fang} {
 		mysqltest.LayCells(s.t, s.store, tech, m.start, 8)
 	}
