@@ -184,27 +184,48 @@ func TestReserveOnANonUTF8MB4Schema(t *testing.T) {
 					t.Errorf("the same key again: booking %+v created=%v %v, want booking %d", again, created, err, b.ID)
 				}
 			}
-			// Every string parameter of the procedure is utf8mb4, so the next
-			// parameter someone adds cannot quietly take the schema's set.
-			rows, err := store.SQL().Query(`SELECT PARAMETER_NAME, CHARACTER_SET_NAME FROM information_schema.PARAMETERS
-				WHERE SPECIFIC_SCHEMA = DATABASE() AND SPECIFIC_NAME = 'salon_reserve' AND CHARACTER_SET_NAME IS NOT NULL`)
+			// A service's reservation (salon_reserve_span) stores them as sent too.
+			svc := mysqltest.AddService(t, store, "美甲", 30, 0, 0)
+			amy := mysqltest.AddTechnician(t, store, "Amy", svc)
+			start := mysqltest.GridStart(t, store, 24*time.Hour)
+			mysqltest.LayCells(t, store, amy, start, 1)
+			from, to := day(start)
+			sb, _, err := store.ReserveService(ctx, booking.ServiceReserveRequest{OpenID: "o-技师😀", ServiceID: svc, StartAt: start,
+				DayStart: from, DayEnd: to, IdemKey: "预约-键😀"})
 			if err != nil {
-				t.Fatal(err)
+				t.Fatalf("reserve a service: %v", err)
 			}
-			defer rows.Close()
-			n := 0
-			for rows.Next() {
-				var name, cs string
-				if err := rows.Scan(&name, &cs); err != nil {
+			var openid, key string
+			if err := store.SQL().QueryRow(`SELECT openid, idem_key FROM t_booking WHERE book_id = ?`, sb.ID).Scan(&openid, &key); err != nil ||
+				openid != "o-技师😀" || key != "预约-键😀" {
+				t.Errorf("a service's booking stored %q %q (%v)", openid, key, err)
+			}
+			// Every string parameter of the procedures is utf8mb4, so the next
+			// parameter someone adds cannot quietly take the schema's set.
+			for _, proc := range []struct {
+				name    string
+				strings int
+			}{{"salon_reserve", 5}, {"salon_reserve_span", 6}} {
+				rows, err := store.SQL().Query(`SELECT PARAMETER_NAME, CHARACTER_SET_NAME FROM information_schema.PARAMETERS
+					WHERE SPECIFIC_SCHEMA = DATABASE() AND SPECIFIC_NAME = ? AND CHARACTER_SET_NAME IS NOT NULL`, proc.name)
+				if err != nil {
 					t.Fatal(err)
 				}
-				n++
-				if cs != "utf8mb4" {
-					t.Errorf("salon_reserve's %s is %s, want utf8mb4", name, cs)
+				n := 0
+				for rows.Next() {
+					var name, cs string
+					if err := rows.Scan(&name, &cs); err != nil {
+						t.Fatal(err)
+					}
+					n++
+					if cs != "utf8mb4" {
+						t.Errorf("%s's %s is %s, want utf8mb4", proc.name, name, cs)
+					}
 				}
-			}
-			if err := rows.Err(); err != nil || n != 5 {
-				t.Errorf("%d string parameters of salon_reserve (%v), want 5", n, err)
+				if err := rows.Err(); err != nil || n != proc.strings {
+					t.Errorf("%d string parameters of %s (%v), want %d", n, proc.name, err, proc.strings)
+				}
+				rows.Close()
 			}
 			mysqltest.CheckInvariant(t, store)
 		})

@@ -153,7 +153,7 @@ func TestEveryStatementUsesAnIndex(t *testing.T) {
 
 // reserveBodyStatements are the statements of the stored procedures
 // (salon_reserve, salon_take_seat: the latest migration that defines them,
-// 0019; salon_return_seats: 0022) that read or change rows by a condition, in their
+// 0019; salon_return_seats: 0022; salon_reserve_span: 0024) that read or change rows by a condition, in their
 // order (their INSERTs read nothing), with the procedure's parameters and
 // locals as placeholders in reserveBodyArgs' order, or as literals, since the
 // wire only shows the CALL.
@@ -171,6 +171,20 @@ var reserveBodyStatements = []string{
 	`DELETE FROM t_booking_slot WHERE book_id = ?`,
 	`DELETE bs FROM t_booking_slot bs FORCE INDEX (PRIMARY) WHERE bs.book_id = ? AND bs.slot_id = 2`,
 	`UPDATE t_slot SET booked = booked - 1 WHERE slot_id = ?`,
+	// salon_reserve_span: a cell taken, and (a try come up short) read again.
+	`UPDATE t_slot SET booked = booked + 1
+        WHERE slot_id = ? AND technician_id = 1 AND is_open = 1 AND booked < capacity AND CASE 1
+          WHEN 1 THEN (CAST('2030-01-01 10:00:00' AS DATETIME(6)) > UTC_TIMESTAMP(6) AND CAST('2030-01-01 10:00:00' AS DATETIME(6)) <= UTC_TIMESTAMP(6) + INTERVAL 14 DAY)
+          WHEN 2 THEN (CAST('2030-01-01 10:30:00' AS DATETIME(6)) > UTC_TIMESTAMP(6) AND CAST('2030-01-01 10:00:00' AS DATETIME(6)) <= UTC_TIMESTAMP(6) + INTERVAL 14 DAY)
+          WHEN 3 THEN (CAST('2030-01-01 10:30:00' AS DATETIME(6)) > UTC_TIMESTAMP(6))
+          ELSE FALSE END`,
+	`SELECT 0 + COUNT(*) FROM t_slot
+          WHERE slot_id = ? AND technician_id = 1 AND is_open = 1 AND CASE 1
+            WHEN 1 THEN (CAST('2030-01-01 10:00:00' AS DATETIME(6)) > UTC_TIMESTAMP(6) AND CAST('2030-01-01 10:00:00' AS DATETIME(6)) <= UTC_TIMESTAMP(6) + INTERVAL 14 DAY)
+            WHEN 2 THEN (CAST('2030-01-01 10:30:00' AS DATETIME(6)) > UTC_TIMESTAMP(6) AND CAST('2030-01-01 10:00:00' AS DATETIME(6)) <= UTC_TIMESTAMP(6) + INTERVAL 14 DAY)
+            WHEN 3 THEN (CAST('2030-01-01 10:30:00' AS DATETIME(6)) > UTC_TIMESTAMP(6))
+            ELSE FALSE END
+          FOR UPDATE`,
 }
 
 var reserveBodyArgs = []driver.NamedValue{{Ordinal: 1, Value: int64(1)}}

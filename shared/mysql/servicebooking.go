@@ -3,8 +3,13 @@ package mysql
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"slices"
 	"time"
+
+	drv "github.com/go-sql-driver/mysql"
 
 	"salon/shared/booking"
 )
@@ -28,14 +33,15 @@ import (
 //     refusal that needs no write (NOT_FOUND, ACTIVE_BOOKING_EXISTS,
 //     SLOT_NOT_BOOKABLE, SOLD_OUT) and orders the free technicians (fewest
 //     booked minutes that day, then the lowest id).
-//  3. Each in turn, a short transaction of its own: the booking and its
-//     audit record, then last her cells by the one conditional statement
-//     (takeCells), COMMIT. A technician taken meanwhile rolls that
-//     transaction back, and the next is tried; none left is SOLD_OUT (or
-//     SLOT_NOT_BOOKABLE when cells closed meanwhile).
+//  3. One CALL of salon_reserve_span (reserveSpans): each technician in
+//     that order, a short transaction of its own on the server, the booking
+//     and its audit record, then last her cells by conditional UPDATEs,
+//     COMMIT. A technician taken meanwhile rolls that transaction back, and
+//     the next is tried; none left is SOLD_OUT (or SLOT_NOT_BOOKABLE when
+//     cells closed meanwhile).
 //
 // None of the reads decides under concurrency: the unique keys (one
-// unfinished booking per customer) and the conditional statement do.
+// unfinished booking per customer) and the conditional statements do.
 func (db *DB) ReserveService(ctx context.Context, req booking.ServiceReserveRequest) (*booking.Booking, bool, error) {
 	if req.IdemKey != "" {
 		if b, err := db.findServiceByIdemKey(ctx, req); b != nil || err != nil {
@@ -55,20 +61,140 @@ func (db *DB) ReserveService(ctx context.Context, req booking.ServiceReserveRequ
 	case err != nil:
 		return nil, false, err
 	}
-	b, err := db.trySpans(ctx, spans, func(tx *sql.Tx, span booking.Span) (int64, error) {
-		return db.reserveSpan(ctx, tx, req, facts, span)
-	})
+	b, err := db.reserveSpans(ctx, req, facts, spans)
 	if booking.IsCode(err, booking.EACTIVEBOOKINGEXISTS) {
 		return db.activeServiceExists(ctx, req)
 	}
 	return b, err == nil, err
 }
 
+// reserveSpanSQL is the whole write of a reservation of a service, its
+// commits and its outcome, in one call of the stored procedure
+// salon_reserve_span (migrations/0024): the technicians' spans in the order
+// to try, the span's start and the end of its first cell (the seat rule's
+// clock), the rule, the booking window, then the booking's row as the plan
+// has it. Two round trips past the idempotency read (the pre-read's three
+// statements and this) instead of some ten (a transaction of seven
+// statements a technician, and the booking read back): the same reason as
+// reserveSQL's, and every cell's lock is held for the server's own work only.
+const reserveSpanSQL = `CALL salon_reserve_span(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
+// reserveSpans books the first of spans (technicians in the order to try)
+// whose cells it can take, by reserveSpanSQL, and answers the booking as
+// findBooking would read it, built from the plan and the procedure's answer
+// (the id, the technician, the row's created_at) rather than read back.
+//
+// Each span's creation row comes from booking.Policy.Plan (reserve: its hold,
+// pending with the deposit to pay or confirmed at once without one, its audit
+// actor and seat rule). Only its first cell differs between technicians,
+// which the procedure takes per try; a plan that differed otherwise, or wrote
+// a message, could not ride in the one call, and is an error rather than a
+// booking written otherwise than planned. A refusal is the procedure's SIGNAL:
+// SOLD_OUT when a try met a booked cell, else SLOT_NOT_BOOKABLE; a duplicate
+// on the booking's unique keys is ACTIVE_BOOKING_EXISTS. A deadlock's victim
+// (its tries all rolled back) is run again whole.
+func (db *DB) reserveSpans(ctx context.Context, req booking.ServiceReserveRequest, facts booking.ServiceFacts, spans []booking.Span) (*booking.Booking, error) {
+	if len(spans) == 0 {
+		return nil, booking.Errorf(booking.ESLOTNOTBOOKABLE, "no technician to try")
+	}
+	change := booking.Change{Event: booking.EventReserve, From: booking.StatusNew, Actor: booking.ActorCustomer}
+	plans := make(map[int64]*booking.ChangePlan, len(spans))
+	tries := make([][]any, len(spans))
+	var first *booking.ChangePlan
+	for i := range spans {
+		span := spans[i]
+		plan, err := db.Policy.Plan(change, booking.ChangeFacts{New: &booking.NewFacts{Now: facts.Now, Service: facts.Service, Span: &span}})
+		if err != nil {
+			return nil, err
+		}
+		if first == nil {
+			first = plan
+		}
+		if len(plan.Notify) > 0 || plan.Hold == nil || *plan.Hold != *first.Hold || plan.SeatRule != first.SeatRule || plan.AuditActor() != first.AuditActor() {
+			return nil, fmt.Errorf("mysql: reserve of technician %d: a plan the one call cannot write (%+v)", span.TechnicianID, plan)
+		}
+		plans[span.TechnicianID] = plan
+		cells := slices.Clone(span.Cells)
+		slices.Sort(cells) // the order the cells are locked in, as takeCells' IN list
+		tries[i] = []any{span.TechnicianID, plan.SlotID, cells}
+	}
+	start := spans[0].Start
+	if _, _, err := cellRuleSQL(first.SeatRule, start, db.Policy); err != nil {
+		return nil, err
+	}
+	triesJSON, err := json.Marshal(tries)
+	if err != nil {
+		return nil, err
+	}
+	hold := *first.Hold
+	reason := "待付定金，技师时间保留中"
+	if hold.Status == booking.StatusConfirmed {
+		reason = "无需定金，直接确认"
+	}
+	var idem any
+	if req.IdemKey != "" {
+		idem = req.IdemKey
+	}
+	svc := *facts.Service
+	var (
+		id, tech int64
+		created  time.Time
+	)
+	err = retryDeadlock(func() error {
+		// Every error rolls back on the server (the procedure's exit handler),
+		// so the connection goes back to the pool clean.
+		return db.db.QueryRowContext(ctx, reserveSpanSQL, string(triesJSON), start.UTC(),
+			start.Add(time.Duration(db.Policy.GridMinutes)*time.Minute).UTC(), int(first.SeatRule), db.Policy.BookingWindowDays,
+			req.OpenID, int64(hold.Status), hold.AmountFen, idem, hold.LockExpire, svc.ID, svc.PriceFen, spans[0].Minutes(),
+			first.Event, first.AuditActor(), reason).Scan(&id, &tech, &created)
+	})
+	if k := dupKey(err); k == "uk_booking_active" || k == "uk_booking_customer_active" || k == "uk_booking_idem" {
+		return nil, booking.Errorf(booking.EACTIVEBOOKINGEXISTS, "insert: duplicate %s", k)
+	}
+	switch spanRefusal(err) {
+	case "span sold out":
+		return nil, booking.Errorf(booking.ESOLDOUT, "every technician's span at %s taken meanwhile", start.Format(time.RFC3339))
+	case "span not bookable":
+		return nil, booking.Errorf(booking.ESLOTNOTBOOKABLE, "every technician's span at %s closed, or the start passed, meanwhile", start.Format(time.RFC3339))
+	}
+	if err != nil {
+		return nil, err
+	}
+	plan, ok := plans[tech]
+	if !ok {
+		return nil, fmt.Errorf("mysql: booking %d: technician %d was not tried", id, tech)
+	}
+	b := &booking.Booking{
+		ID: id, SlotID: plan.SlotID, OpenID: req.OpenID, Status: hold.Status, AmountFen: hold.AmountFen,
+		OutTradeNo: booking.OutTradeNo(id), IdemKey: req.IdemKey, LockExpire: hold.LockExpire.UTC(),
+		CreatedAt: created, UpdatedAt: created, StartAt: plan.Span.Start.UTC(), EndAt: plan.Span.End.UTC(),
+		ServiceID: svc.ID, ServiceName: svc.Name, TechnicianID: tech, PriceFen: svc.PriceFen,
+	}
+	for _, c := range facts.Candidates {
+		if c.Technician.ID == tech {
+			b.TechnicianName = c.Technician.Name
+		}
+	}
+	return b, nil
+}
+
+// spanRefusal is salon_reserve_span's SIGNAL (SQLSTATE 45000): its message,
+// or "" for any other error.
+func spanRefusal(err error) string {
+	var me *drv.MySQLError
+	if errors.As(err, &me) && string(me.SQLState[:]) == "45000" {
+		return me.Message
+	}
+	return ""
+}
+
 // trySpans tries spans in turn, each by book in a transaction of its own
 // (one the server picks as a deadlock's victim is run again), until one
 // commits: that booking. A span taken or closed meanwhile moves on to the
 // next; after the last, the refusal is SOLD_OUT if any span was taken, else
-// SLOT_NOT_BOOKABLE. Any other error ends the tries.
+// SLOT_NOT_BOOKABLE. Any other error ends the tries. The walk-in's way, in
+// Go (its customer is found or made in the same transaction); the
+// reservation's is one CALL (reserveSpans).
 func (db *DB) trySpans(ctx context.Context, spans []booking.Span, book func(tx *sql.Tx, span booking.Span) (int64, error)) (*booking.Booking, error) {
 	var refused error
 	for _, span := range spans {
@@ -93,59 +219,28 @@ func (db *DB) trySpans(ctx context.Context, spans []booking.Span, book func(tx *
 	return nil, refused
 }
 
-// reserveSpan is one try of a reservation: the creation row reserve planned
-// for the service and this span (its hold by booking.Policy.NewServiceHold:
-// pending with the deposit to pay, or confirmed at once without one), the
-// booking and its audit record written, the cells taken last.
-func (db *DB) reserveSpan(ctx context.Context, tx *sql.Tx, req booking.ServiceReserveRequest, facts booking.ServiceFacts, span booking.Span) (int64, error) {
-	plan, err := db.Policy.Plan(booking.Change{Event: booking.EventReserve, From: booking.StatusNew, Actor: booking.ActorCustomer},
-		booking.ChangeFacts{New: &booking.NewFacts{Now: facts.Now, Service: facts.Service, Span: &span}})
-	if err != nil {
-		return 0, err
-	}
-	reason := "待付定金，技师时间保留中"
-	if plan.Hold.Status == booking.StatusConfirmed {
-		reason = "无需定金，直接确认"
-	}
-	var idem any
-	if req.IdemKey != "" {
-		idem = req.IdemKey
-	}
-	id, err := insertServiceBooking(ctx, tx, plan, *facts.Service, req.OpenID, nil, idem, true)
-	if err != nil {
-		return 0, err
-	}
-	return id, db.recordAndTake(ctx, tx, id, plan, reason)
-}
-
 // insertServiceBooking writes a new booking of service svc as plan says: its
 // first cell, status and amount (the hold), the service, technician, full
-// price and length, and (withOrder: a customer's reservation, not the
-// salon's walk-in, which has no WeChat order and gets no messages) its order
-// number. The unique keys refuse a customer's second unfinished booking
-// (ACTIVE_BOOKING_EXISTS; also a concurrent retry with the same idempotency
-// key, which the caller then finds).
-func insertServiceBooking(ctx context.Context, tx *sql.Tx, plan *booking.ChangePlan, svc booking.Service, openid, customerID, idem any, withOrder bool) (int64, error) {
+// price and length. The salon's walk-in: no WeChat order number, no
+// idempotency key (a reservation's row is written by salon_reserve_span).
+// The unique keys refuse a customer's second unfinished booking
+// (ACTIVE_BOOKING_EXISTS).
+func insertServiceBooking(ctx context.Context, tx *sql.Tx, plan *booking.ChangePlan, svc booking.Service, openid, customerID any) (int64, error) {
 	if openid == "" {
 		openid = nil
 	}
 	hold := plan.Hold
 	res, err := tx.ExecContext(ctx, `INSERT INTO t_booking (slot_id, openid, customer_id, status, amount_fen, idem_key, lock_expire,
 			created_at, updated_at, service_id, technician_id, price_fen, minutes)
-		VALUES (?, ?, ?, ?, ?, ?, ?, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6), ?, ?, ?, ?)`,
-		plan.SlotID, openid, customerID, hold.Status, hold.AmountFen, idem, hold.LockExpire,
+		VALUES (?, ?, ?, ?, ?, NULL, ?, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6), ?, ?, ?, ?)`,
+		plan.SlotID, openid, customerID, hold.Status, hold.AmountFen, hold.LockExpire,
 		svc.ID, plan.Span.TechnicianID, svc.PriceFen, plan.Span.Minutes())
 	if k := dupKey(err); k == "uk_booking_active" || k == "uk_booking_customer_active" || k == "uk_booking_idem" {
 		return 0, booking.Errorf(booking.EACTIVEBOOKINGEXISTS, "insert: duplicate %s", k)
 	} else if err != nil {
 		return 0, err
 	}
-	id, err := res.LastInsertId()
-	if err != nil || !withOrder {
-		return id, err
-	}
-	_, err = tx.ExecContext(ctx, `UPDATE t_booking SET out_trade_no = ? WHERE book_id = ?`, booking.OutTradeNo(id), id)
-	return id, err
+	return res.LastInsertId()
 }
 
 // recordAndTake writes a new booking's audit record and its row's messages,
@@ -231,7 +326,7 @@ func (db *DB) walkInService(ctx context.Context, req booking.WalkInRequest) (*bo
 		if err != nil {
 			return 0, err
 		}
-		id, err := insertServiceBooking(ctx, tx, plan, *facts.Service, openid, customerID, nil, false)
+		id, err := insertServiceBooking(ctx, tx, plan, *facts.Service, openid, customerID)
 		if err != nil {
 			return 0, err
 		}
