@@ -20,13 +20,16 @@ import (
 // walk-in appears as a block in her column over the cells it takes; time off
 // over it is refused, naming her. The technician with the staff account
 // signs in on her phone: her column first and the only one shown until she
-// switches, and no button of the owner's on the menu's pages.
+// switches, and no button of the owner's on the menu's pages. The calendar
+// tells apart what is not free: 小美's time off (her cell, closed: hatched,
+// 休息), the hour 小丽 does not work (no cell: blank) and the free cells gone
+// by (grey), none of them leading to a walk-in.
 func TestConsoleCalendarInABrowser(t *testing.T) {
 	s := newSystem(t)
 	loc := shanghai(t)
 	now := time.Now().In(loc)
-	if now.Hour() >= 22 {
-		t.Skip("too close to the shop's midnight for a free hour today")
+	if now.Hour() >= 22 || now.Hour() < 1 {
+		t.Skip("too close to the shop's midnight for a free hour today and a free cell gone by")
 	}
 	today := now.Format(time.DateOnly)
 	owner := newBrowser(t, s)
@@ -65,7 +68,8 @@ func TestConsoleCalendarInABrowser(t *testing.T) {
 	owner.shot("services")
 
 	// 技师: 小美 with her staff account and both services, 小丽 the manicure
-	// only; a week of hours for both.
+	// only; a week of hours for both, 小丽's ending half an hour earlier, and
+	// 小美 off for that last half hour today.
 	password := owner.newStaff("小美")
 	if st := owner.open("techs"); st != http.StatusOK {
 		t.Fatalf("technicians: %d", st)
@@ -88,14 +92,25 @@ func TestConsoleCalendarInABrowser(t *testing.T) {
 	if txt := owner.text(fmt.Sprintf("#tech-%d .does", li)); txt != "做：单色美甲" {
 		t.Fatalf("小丽's services: %q", txt)
 	}
-	for _, id := range []int64{mei, li} {
-		form := fmt.Sprintf("#tech-%d form.hours", id)
+	for _, h := range []struct {
+		id           int64
+		close, cells string
+	}{{mei, "23:30", "新开 329 个时段"}, {li, "23:00", "新开 322 个时段"}} {
+		form := fmt.Sprintf("#tech-%d form.hours", h.id)
 		owner.setValue(form+` input[name="open"]`, "00:00")
-		owner.setValue(form+` input[name="close"]`, "23:30")
+		owner.setValue(form+` input[name="close"]`, h.close)
 		eval[bool](owner, `(document.querySelector(`+jsString(form)+`).closest('details').open = true)`)
-		if st := owner.submit(form + " button"); st != http.StatusOK || !strings.Contains(owner.text("#flash.ok"), "新开 329 个时段") {
+		if st := owner.submit(form + " button"); st != http.StatusOK || !strings.Contains(owner.text("#flash.ok"), h.cells) {
 			t.Fatalf("hours: %d %q", st, owner.text("#flash"))
 		}
+	}
+	meiOff := fmt.Sprintf("#tech-%d form.off", mei)
+	eval[bool](owner, `(document.querySelector(`+jsString(meiOff)+`).closest('details').open = true)`)
+	owner.setValue(meiOff+` input[name="date"]`, today)
+	owner.setValue(meiOff+` input[name="from"]`, "23:00")
+	owner.setValue(meiOff+` input[name="to"]`, "23:30")
+	if st := owner.submit(meiOff + " button"); st != http.StatusOK || owner.text("#flash.ok") != "已安排休息" {
+		t.Fatalf("小美's time off: %d %q", st, owner.text("#flash"))
 	}
 	owner.shot("technicians")
 
@@ -112,6 +127,25 @@ func TestConsoleCalendarInABrowser(t *testing.T) {
 	}
 	if owner.count("#now") != 1 {
 		t.Fatal("no line at the time now")
+	}
+	// 23:00: 小美 off (休息, hatched), 小丽 not working (blank); 00:00, gone by
+	// for both (grey); none of them a walk-in; each drawn apart.
+	cellAt := func(tech int64, at string) string {
+		return fmt.Sprintf(`#cal td[data-tech="%d"][data-at="%s"]`, tech, at)
+	}
+	look := func(sel string) string {
+		return eval[string](owner, `(() => { const s = getComputedStyle(document.querySelector(`+jsString(sel)+`)); return s.backgroundColor + ' ' + s.backgroundImage })()`)
+	}
+	for _, c := range []struct {
+		sel, class, text string
+	}{{cellAt(mei, "23:00"), "rest", "休息"}, {cellAt(li, "23:00"), "off", ""}, {cellAt(mei, "00:00"), "past", ""}, {cellAt(li, "00:00"), "past", ""}} {
+		if owner.count(c.sel) != 1 || !strings.Contains(owner.attr(c.sel, "class"), c.class) || owner.text(c.sel) != c.text || owner.count(c.sel+" a") != 0 {
+			t.Fatalf("%s: %d cells, class %q, text %q, want %s %q and no link", c.sel, owner.count(c.sel), owner.attr(c.sel, "class"), owner.text(c.sel), c.class, c.text)
+		}
+	}
+	rest, notHers, past, free := look(cellAt(mei, "23:00")), look(cellAt(li, "23:00")), look(cellAt(li, "00:00")), look(fmt.Sprintf(`#cal td.free[data-tech="%d"]`, li))
+	if rest == notHers || rest == past || notHers == past || past == free || notHers == free || rest == free || !strings.Contains(rest, "gradient") {
+		t.Fatalf("time off %q, not her hours %q, gone by %q, free %q: want each drawn apart, time off hatched", rest, notHers, past, free)
 	}
 	gap := fmt.Sprintf(`#cal td.free[data-tech="%d"] a.gap`, li)
 	at := owner.attr(gap, "href")

@@ -594,6 +594,8 @@ func runEveryOperation(t *testing.T, ctx context.Context, plain, s *mysql.DB) ma
 	}
 	_, err = s.TakeTimeOff(ctx, amy.ID, open.Add(6*time.Hour), open.Add(7*time.Hour), booking.ActorAdmin)
 	must("TakeTimeOff", err)
+	_, err = s.TechnicianDayCells(ctx, amy.ID, dayStart, dayStart.AddDate(0, 0, 1)) // the console's calendar
+	must("TechnicianDayCells", err)
 
 	// The access token every function shares.
 	must("SaveToken", s.SaveToken(ctx, "wxplan", "token", time.Now().Add(time.Hour)))

@@ -22,6 +22,7 @@ type ConsoleReads struct {
 // ConsoleReadsStore is what ConsoleReads ask of the store.
 type ConsoleReadsStore interface {
 	ListSlotBookings(ctx context.Context, from, to time.Time) ([]*booking.Booking, error)
+	TechnicianDayCells(ctx context.Context, technician int64, from, to time.Time) ([]booking.DayCell, error)
 	AttachCustomers(ctx context.Context, bs []*booking.Booking) error
 	CustomerHistory(ctx context.Context, id int64, limit int) (*booking.Customer, []*booking.Booking, error)
 	SearchBookings(ctx context.Context, s booking.CustomerSearch, limit int) ([]*booking.Booking, error)
@@ -44,6 +45,13 @@ type ConsoleReadsStore interface {
 // salon's day view.
 func (s *ConsoleReads) DayBookings(ctx context.Context, from, to time.Time) ([]*booking.Booking, error) {
 	return s.store.ListSlotBookings(ctx, from, to)
+}
+
+// TechnicianDay returns a technician's cells starting in [from, to), the
+// shop day, earliest first, each with the booking holding it: the salon's
+// calendar of that day by technician.
+func (s *ConsoleReads) TechnicianDay(ctx context.Context, technician int64, from, to time.Time) ([]booking.DayCell, error) {
+	return s.store.TechnicianDayCells(ctx, technician, from, to)
 }
 
 // WithCustomers fills in the customer of each booking for the salon's views:

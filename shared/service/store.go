@@ -91,6 +91,9 @@ type Menus interface {
 	TakeTimeOff(ctx context.Context, technicianID int64, from, to time.Time, actor string) (int, error)
 	// ServiceDay is the facts of a service's bookings on a shop day.
 	ServiceDay(ctx context.Context, serviceID, technicianID int64, dayStart, dayEnd time.Time) (booking.ServiceFacts, error)
+	// TechnicianDayCells is a technician's cells starting in [from, to),
+	// earliest first, each with the booking holding it (the salon's calendar).
+	TechnicianDayCells(ctx context.Context, technician int64, from, to time.Time) ([]booking.DayCell, error)
 }
 
 // Waitlists are the lines of full slots.

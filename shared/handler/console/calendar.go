@@ -3,8 +3,9 @@ package console
 // Today as a calendar by technician: a column each (one at a time on a
 // phone, with a switcher), a row each cell of GRID_MINUTES, each booking a
 // block over its cells, the free cells leading to a walk-in of a service
-// that fits there, and a line at the time now. The signed-in technician's
-// own column comes first.
+// that fits there, her time off marked 休息, the free cells gone by grey,
+// the hours she does not work blank, and a line at the time now. The
+// signed-in technician's own column comes first.
 
 import (
 	"net/url"
@@ -41,9 +42,10 @@ type calRow struct {
 }
 
 // calCell is one technician's cell: covered by a block above it (Under), a
-// booking's block starting here (Block, over Span cells), free (Free, with
-// Href to a walk-in of Fits when a service fits from here), or none of
-// those (past, time off, not her hours).
+// booking's block starting here (Block, over Span cells), free and not yet
+// ended (Free, with Href to a walk-in of Fits when a service fits from
+// here), time off (Rest: her cell, closed), free but ended (Past), or none
+// of those: no cell of hers starts then, not her hours.
 type calCell struct {
 	Shown bool
 	Under bool
@@ -51,6 +53,8 @@ type calCell struct {
 	Span  int
 	Time  string
 	Free  bool
+	Rest  bool
+	Past  bool
 	Href  string
 	Fits  string
 }
@@ -70,9 +74,11 @@ type calService struct {
 }
 
 // calendar draws day's technicians, nil when the salon has none. rows of the
-// calendar are the cells from the first to the last a booking holds or a
-// service could start in; a cell free for a walk-in is one at which, by the
-// service's rules (service.Menu.Availability), a service she does can start.
+// calendar are the cells from the first to the last of any technician's
+// cells that day (service.ConsoleReads.TechnicianDay, each cell as it is:
+// open or closed, booked or free) or a booking holds; a free cell leads to a
+// walk-in when, by the service's rules (service.Menu.Availability), a
+// service she does can start at it.
 func (q *Request) calendar(day time.Time, bs []*booking.Booking, walk *calWalkIn) (*calendar, error) {
 	techs, err := q.s.Menu.Technicians(q.ctx)
 	if err != nil {
@@ -85,13 +91,12 @@ func (q *Request) calendar(day time.Time, bs []*booking.Booking, walk *calWalkIn
 	date := day.Format(time.DateOnly)
 	grid := time.Duration(q.policy().GridMinutes) * time.Minute
 	// fits are the services that can start at a technician's cell, in the
-	// menu's order; free her cells inside such a span.
+	// menu's order.
 	type at struct {
 		tech  int64
 		start int64
 	}
 	fits := map[at][]booking.Service{}
-	free := map[at]bool{}
 	var first, last time.Time
 	cover := func(from, to time.Time) {
 		if first.IsZero() || from.Before(first) {
@@ -114,9 +119,6 @@ func (q *Request) calendar(day time.Time, bs []*booking.Booking, walk *calWalkIn
 			for _, t := range st.Technicians {
 				k := at{t.ID, st.StartAt.Unix()}
 				fits[k] = append(fits[k], s)
-				for c := st.StartAt; c.Before(st.EndAt); c = c.Add(grid) {
-					free[at{t.ID, c.Unix()}] = true
-				}
 			}
 		}
 	}
@@ -136,6 +138,17 @@ func (q *Request) calendar(day time.Time, bs []*booking.Booking, walk *calWalkIn
 	}
 	if len(cal.Columns) == 0 {
 		return nil, nil
+	}
+	dayCells := map[at]booking.DayCell{}
+	for _, c := range cal.Columns {
+		hers, err := q.s.Reads.TechnicianDay(q.ctx, c.T.ID, day, day.AddDate(0, 0, 1))
+		if err != nil {
+			return nil, err
+		}
+		for _, cell := range hers {
+			dayCells[at{c.T.ID, cell.StartAt.Unix()}] = cell
+			cover(cell.StartAt, cell.EndAt)
+		}
 	}
 	slices.SortStableFunc(cal.Columns, func(a, b calColumn) int { return boolOrder(b.Mine) - boolOrder(a.Mine) })
 	shown := cal.Columns[0].T.ID
@@ -179,7 +192,19 @@ func (q *Request) calendar(day time.Time, bs []*booking.Booking, walk *calWalkIn
 				cell.Href = "./?" + url.Values{"date": {date}, "tech": {strconv.FormatInt(c.T.ID, 10)},
 					"at": {r.Time}, "service": {strconv.FormatInt(s[0].ID, 10)}}.Encode() + "#new-walkin"
 			}
-			cell.Free = free[at{c.T.ID, start.Unix()}]
+			switch dc, ok := dayCells[at{c.T.ID, start.Unix()}]; {
+			case !ok: // not her hours
+			case !dc.Open:
+				cell.Rest = true
+			case dc.Booked >= dc.Capacity: // under its booking's block
+			case !q.now.Before(dc.EndAt):
+				cell.Past = true
+			default:
+				cell.Free = true
+			}
+			if !cell.Free {
+				cell.Href, cell.Fits = "", ""
+			}
 		}
 	}
 	for j, c := range cal.Columns {
