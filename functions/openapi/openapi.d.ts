@@ -870,6 +870,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/checkout": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Record what the customer of a completed booking paid in the shop (the amount in yuan and how), as POST /admin/bookings/{id}/checkout does. */
+        post: operations["consoleCheckout"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/audit": {
         parameters: {
             query?: never;
@@ -3458,6 +3475,25 @@ export interface operations {
         };
     };
     consoleBookingChange: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": Record<string, never>;
+            };
+        };
+        responses: {
+            200: components["responses"]["ConsolePage"];
+            303: components["responses"]["ConsoleRedirect"];
+            "4XX": components["responses"]["ConsoleError"];
+            "5XX": components["responses"]["ConsoleError"];
+        };
+    };
+    consoleCheckout: {
         parameters: {
             query?: never;
             header?: never;

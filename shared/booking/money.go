@@ -74,9 +74,9 @@ type LedgerEntry struct {
 type KeepRule int
 
 const (
-	KeepNothing    KeepRule = iota
-	KeepDeposit             // the deposit becomes the salon's: a kept row of its amount
-	KeepGivenBack           // a kept deposit is no longer kept (5 -> 2): the kept row negated
+	KeepNothing   KeepRule = iota
+	KeepDeposit            // the deposit becomes the salon's: a kept row of its amount
+	KeepGivenBack          // a kept deposit is no longer kept (5 -> 2): the kept row negated
 )
 
 // DepositEntry is the ledger row of a payment WeChat Pay confirmed.
@@ -138,6 +138,17 @@ func PlanCheckout(bookingID int64, status Status, c Checkout) (LedgerEntry, erro
 		return LedgerEntry{}, Errorf(EINVALIDSTATE, "booking %d is %s: only a completed booking is checked out", bookingID, status)
 	}
 	return LedgerEntry{Kind: MoneyBalance, AmountFen: c.AmountFen, Method: c.Method}, nil
+}
+
+// BalanceDue is what the console suggests a booking's checkout takes: its
+// full price less the deposit paid online (a walk-in's deposit is 0), never
+// below 0.
+func (b *Booking) BalanceDue() int64 {
+	due := b.PriceFen
+	if b.Paid() {
+		due -= b.AmountFen
+	}
+	return max(due, 0)
 }
 
 // Sums is a booking's ledger added up.
