@@ -1,6 +1,7 @@
 package mysql_test
 
 import (
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -12,7 +13,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	"salon/shared/booking"
+	"salon/shared/mysql/mysqltest"
 )
 
 // The money ledger is append-only: no statement of the store changes or
@@ -162,4 +168,77 @@ func TestNoStatementChangesTheLedger(t *testing.T) {
 	if got := ledgerChanges(t, f); len(got) != 1 || !strings.HasPrefix(got[0], "migrations/0026_fix.sql:") {
 		t.Errorf("the scan missed a planted migration: %v", got)
 	}
+}
+
+// TestConcurrentCheckouts: eight checkouts of one completed booking at once,
+// with different amounts and ways: exactly one is written, the others are
+// INVALID_STATE; and checkouts of eight different bookings at once are all
+// written. Each checkout has its audit record.
+func TestConcurrentCheckouts(t *testing.T) {
+	db := mysqltest.New(t)
+	slot := mysqltest.AddSlot(t, db, 3*time.Hour, 20, 0)
+	completed := func(i int) int64 {
+		b, err := db.WalkIn(ctx, booking.WalkInRequest{SlotID: slot, Name: "客" + strconv.Itoa(i), Phone: fmt.Sprintf("1390000%04d", i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.ChangeStatus(ctx, booking.Change{BookingID: b.ID, From: booking.StatusConfirmed, To: booking.StatusCompleted,
+			Event: booking.EventCheckIn, Actor: booking.ActorSalon}); err != nil {
+			t.Fatal(err)
+		}
+		return b.ID
+	}
+	one := completed(0)
+	var many []int64
+	for i := range 8 {
+		many = append(many, completed(i+1))
+	}
+	const n = 8
+	oneErrs, manyErrs := make([]error, n), make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			_, oneErrs[i] = db.Checkout(ctx, one, booking.Checkout{AmountFen: int64(1000 * (i + 1)), Method: booking.CounterMethods[i%4]}, "staff:"+strconv.Itoa(i))
+		}()
+		go func() {
+			defer wg.Done()
+			_, manyErrs[i] = db.Checkout(ctx, many[i], booking.Checkout{AmountFen: 12800, Method: booking.MethodCash}, booking.ActorAdmin)
+		}()
+	}
+	wg.Wait()
+	won := 0
+	for i, err := range oneErrs {
+		switch {
+		case err == nil:
+			won++
+		case booking.IsCode(err, booking.EINVALIDSTATE):
+		default:
+			t.Errorf("checkout %d: %v", i, err)
+		}
+	}
+	for i, err := range manyErrs {
+		if err != nil {
+			t.Errorf("checkout of booking %d: %v", many[i], err)
+		}
+	}
+	var balances, audits int
+	if err := db.SQL().QueryRow(`SELECT (SELECT COUNT(*) FROM t_money WHERE kind = 'balance' AND book_id = ?),
+		(SELECT COUNT(*) FROM t_audit WHERE event = 'checkout' AND book_id = ?)`, one, one).Scan(&balances, &audits); err != nil {
+		t.Fatal(err)
+	}
+	if won != 1 || balances != 1 || audits != 1 {
+		t.Errorf("eight checkouts of one booking: %d won, %d balance rows, %d audit records", won, balances, audits)
+	}
+	for _, id := range many {
+		rows, err := db.BookingLedger(ctx, id)
+		if err != nil || len(rows) != 1 || rows[0].Kind != booking.MoneyBalance || rows[0].AmountFen != 12800 || rows[0].Actor != booking.ActorAdmin {
+			t.Errorf("booking %d's ledger %+v, %v", id, rows, err)
+		}
+	}
+	if _, err := db.Checkout(ctx, 999999, booking.Checkout{AmountFen: 1, Method: booking.MethodCash}, booking.ActorAdmin); !booking.IsCode(err, booking.ENOTFOUND) {
+		t.Errorf("checkout of no booking: %v", err)
+	}
+	mysqltest.CheckInvariant(t, db)
 }
