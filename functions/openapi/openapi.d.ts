@@ -465,6 +465,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/bookings/{id}/checkout": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The booking's id. */
+                id: components["parameters"]["BookingID"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Record what the customer of a completed booking paid in the shop (a balance row of the money ledger), once per booking (owner or staff). */
+        post: operations["checkout"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/bookings/{id}/reschedule": {
         parameters: {
             query?: never;
@@ -850,6 +870,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/checkout": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Record what the customer of a completed booking paid in the shop (the amount in yuan and how), as POST /admin/bookings/{id}/checkout does. */
+        post: operations["consoleCheckout"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/audit": {
         parameters: {
             query?: never;
@@ -1151,6 +1188,15 @@ export interface components {
         ReserveRequest: components["schemas"]["SlotChoice"] | components["schemas"]["ServiceChoice"];
         /** @description A seat-mode booking moves to another slot ({"slotId"}); a booking of a service to another start ({"startAt"[,"technicianId"]}). The form that does not fit the booking is 409 INVALID_STATE. */
         RescheduleRequest: components["schemas"]["SlotChoice"] | components["schemas"]["StartChoice"];
+        CheckoutRequest: {
+            /** @description What she paid in the shop, in fen. */
+            amountFen: number;
+            /**
+             * @description How: the shop's WeChat code, Alipay, cash or a bank card.
+             * @enum {string}
+             */
+            method: "wechat" | "alipay" | "cash" | "card";
+        };
         /** @description As RescheduleRequest, the salon's: the slot form may name the slot the salon saw the booking in (fromSlotId). */
         SalonRescheduleRequest: components["schemas"]["SalonSlotChoice"] | components["schemas"]["StartChoice"];
         WaitlistEntry: {
@@ -2657,6 +2703,49 @@ export interface operations {
             503: components["responses"]["Unavailable"];
         };
     };
+    checkout: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The booking's id. */
+                id: components["parameters"]["BookingID"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CheckoutRequest"];
+            };
+        };
+        responses: {
+            /** @description The booking, checked out. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminBookingAnswer"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            /** @description The booking is not completed, or is already checked out; nothing written. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error409InvalidState"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
     rescheduleBySalon: {
         parameters: {
             query?: never;
@@ -3386,6 +3475,25 @@ export interface operations {
         };
     };
     consoleBookingChange: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": Record<string, never>;
+            };
+        };
+        responses: {
+            200: components["responses"]["ConsolePage"];
+            303: components["responses"]["ConsoleRedirect"];
+            "4XX": components["responses"]["ConsoleError"];
+            "5XX": components["responses"]["ConsoleError"];
+        };
+    };
+    consoleCheckout: {
         parameters: {
             query?: never;
             header?: never;

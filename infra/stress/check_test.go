@@ -181,11 +181,137 @@ func (m *model) check(final bool) {
 		}
 	}
 
+	m.checkLedger(bs, orders, refunds, final)
 	m.checkTechnicians()
 	m.checkMessages(bs)
 	m.checkAudit(bs, audits)
 	if final {
 		m.checkCLS(audits)
+	}
+}
+
+// ledgerSums are one booking's rows of the money ledger, added up by kind.
+type ledgerSums struct {
+	deposit, refund, kept, balance int64
+	deposits, refunds              int // rows
+}
+
+// loadLedger reads the money ledger, per booking.
+func (s *system) loadLedger() (map[int64]*ledgerSums, error) {
+	rows, err := s.store.SQL().Query(`SELECT book_id, kind, amount_fen FROM t_money`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[int64]*ledgerSums{}
+	for rows.Next() {
+		var id, fen int64
+		var kind string
+		if err := rows.Scan(&id, &kind, &fen); err != nil {
+			return nil, err
+		}
+		l := out[id]
+		if l == nil {
+			l = &ledgerSums{}
+			out[id] = l
+		}
+		switch booking.MoneyKind(kind) {
+		case booking.MoneyDeposit:
+			l.deposit += fen
+			l.deposits++
+		case booking.MoneyRefund:
+			l.refund += fen
+			l.refunds++
+		case booking.MoneyKept:
+			l.kept += fen
+		case booking.MoneyBalance:
+			l.balance += fen
+		}
+	}
+	return out, rows.Err()
+}
+
+// checkLedger checks that money is conserved, counted from the ledger alone,
+// for every booking:
+//
+//	deposits = refunds + kept + held
+//
+// where held is the deposit of a paid booking that still holds its seat as a
+// sale (confirmed or completed; a no-show's is kept, a no-show checked in late
+// has its kept rows cancel out) or whose refund has not succeeded yet
+// (pending, processing, or failed and left to the salon), and 0 otherwise.
+// Besides: the ledger's deposit is the payment the booking records, its
+// refund the refund that succeeded, kept is 0 or the whole deposit, and no
+// booking has a ledger row it should not (a deposit without a recorded
+// payment, two deposits or refunds). Across all bookings, the ledger's online
+// money is never more than WeChat took and gave back, and once everything has
+// settled, exactly that.
+func (m *model) checkLedger(bs map[int64]*dbBooking, orders map[string]wxpaysim.Order, refunds map[string][]wxpaysim.Refund, final bool) {
+	s := m.s
+	ledger, err := s.loadLedger()
+	if err != nil {
+		s.violate("checker could not read the ledger: %v", err)
+		return
+	}
+	var deposits, refunded int64
+	for id, l := range ledger {
+		b := bs[id]
+		if b == nil {
+			s.violate("ledger rows of booking %d, which does not exist", id)
+			continue
+		}
+		deposits += l.deposit
+		refunded += l.refund
+	}
+	for _, b := range bs {
+		l := ledger[b.id]
+		if l == nil {
+			l = &ledgerSums{}
+		}
+		var paid int64
+		if b.tx != "" {
+			paid = b.amount
+		}
+		var held int64
+		switch {
+		case b.refundStatus.Valid && b.refundStatus.String != string(booking.RefundSucceeded):
+			held = l.deposit
+		case b.status == int(booking.StatusConfirmed) || b.status == int(booking.StatusCompleted):
+			held = l.deposit
+		}
+		var succeeded int64
+		if b.refundStatus.String == string(booking.RefundSucceeded) {
+			succeeded = b.refundFen.Int64
+		}
+		switch {
+		case l.deposits > 1 || l.refunds > 1:
+			s.violate("ledger of booking %d: %d deposits, %d refunds", b.id, l.deposits, l.refunds)
+		case l.deposit != paid:
+			s.violate("ledger of booking %d: deposits %d fen, the booking records a payment of %d", b.id, l.deposit, paid)
+		case l.refund != succeeded:
+			s.violate("ledger of booking %d: refunds %d fen, the booking's refund that succeeded %d", b.id, l.refund, succeeded)
+		case l.kept != 0 && l.kept != l.deposit:
+			s.violate("ledger of booking %d: kept %d fen of a deposit of %d", b.id, l.kept, l.deposit)
+		case l.deposit != l.refund+l.kept+held:
+			s.violate("money not conserved for booking %d (%s, refund %q): deposits %d != refunds %d + kept %d + held %d",
+				b.id, booking.Status(b.status), b.refundStatus.String, l.deposit, l.refund, l.kept, held)
+		}
+	}
+	var took, gave int64
+	for _, o := range orders {
+		if o.State == wxpaysim.StateSuccess {
+			took += o.Total
+		}
+	}
+	for _, rfs := range refunds {
+		for _, rf := range rfs {
+			if rf.Status == wxpaysim.RefundSuccess {
+				gave += rf.Amount
+			}
+		}
+	}
+	if deposits > took || refunded > gave || (final && (deposits != took || refunded != gave)) {
+		s.violate("ledger: deposits %d, refunds %d fen; WeChat took %d, gave back %d", deposits, refunded, took, gave)
 	}
 }
 

@@ -79,6 +79,12 @@ func TestCheckerCatchesBrokenStates(t *testing.T) {
 		{"status changed without audit", `UPDATE t_booking SET status = 2 WHERE book_id = ?`, "audit trail ends at", nil, "", nil},
 		{"refund without WeChat refund", `UPDATE t_booking SET refund_status = 'succeeded', refund_fen = amount_fen, refund_no = CONCAT('RF', LPAD(book_id, 12, '0')) WHERE book_id = ?`, "keeps its seat and has a refund", nil, "", nil},
 		{"payment not recorded", `UPDATE t_booking SET transaction_id = NULL WHERE book_id = ?`, "does not record it", nil, "", nil},
+		{"ledger row rewritten", `UPDATE t_money SET amount_fen = amount_fen - 1 WHERE book_id = ? AND kind = 'deposit'`, "deposits", nil,
+			`UPDATE t_money SET amount_fen = amount_fen + 1 WHERE book_id = ? AND kind = 'deposit'`, []any{paid}},
+		{"deposit kept from a confirmed booking", `INSERT INTO t_money (book_id, kind, amount_fen, method, actor, created_at)
+			SELECT book_id, 'kept', amount_fen, 'wechatpay', 'system', UTC_TIMESTAMP(6) FROM t_booking WHERE book_id = ?`, "money not conserved", nil,
+			`INSERT INTO t_money (book_id, kind, amount_fen, method, actor, created_at)
+			SELECT book_id, 'kept', -amount_fen, 'wechatpay', 'system', UTC_TIMESTAMP(6) FROM t_booking WHERE book_id = ?`, []any{paid}},
 		{"one technician's bookings overlap", `UPDATE t_booking SET technician_id = ? WHERE book_id = ?`, "overlap in time",
 			[]any{m.menu.techs[0], techBookings[1]}, `UPDATE t_booking SET technician_id = ? WHERE book_id = ?`, []any{m.menu.techs[2], techBookings[1]}},
 		{"time off over a held cell", `UPDATE t_slot SET is_open = 0 WHERE slot_id = (SELECT slot_id FROM t_booking WHERE book_id = ?)`, "closed cells are held",

@@ -21,6 +21,7 @@ const (
 	EventRejected      = "notification_rejected" // a verified notification that does not match its booking
 	EventDrift         = "drift"                 // reconciliation found booked != its bookings
 	EventSlotChange    = "slot_change"           // the salon changed a slot's capacity or closed it
+	EventCheckout      = "checkout"              // 2 -> 2: what the customer paid in the shop was recorded
 )
 
 // AuditRecord is one line of the audit trail. ID is assigned by the database and

@@ -9,6 +9,8 @@ const (
 	ActionWalkIn     AdminAction = "walk_in"
 	ActionReschedule AdminAction = "reschedule"
 	ActionNote       AdminAction = "note"
+	// ActionCheckout records what a customer paid in the shop.
+	ActionCheckout AdminAction = "checkout"
 	// ActionCancel is the salon's cancel of a paid booking, which refunds the
 	// deposit in full; ActionCancelUnpaid the cancel of one that has nothing
 	// to refund (no WeChat payment: unpaid, a walk-in, free).
@@ -26,7 +28,7 @@ const (
 )
 
 // AdminActions is every admin action.
-var AdminActions = []AdminAction{ActionCheckIn, ActionNoShow, ActionWalkIn, ActionReschedule, ActionNote,
+var AdminActions = []AdminAction{ActionCheckIn, ActionNoShow, ActionWalkIn, ActionReschedule, ActionNote, ActionCheckout,
 	ActionCancelUnpaid, ActionCancel, ActionSchedule, ActionSlotChange, ActionStaff, ActionMenu, ActionMenuView}
 
 // staffMay is what a staff member (not the owner) may do: the work at the
@@ -34,7 +36,7 @@ var AdminActions = []AdminAction{ActionCheckIn, ActionNoShow, ActionWalkIn, Acti
 // the accounts are the owner's.
 var staffMay = map[AdminAction]bool{
 	ActionCheckIn: true, ActionNoShow: true, ActionWalkIn: true, ActionReschedule: true, ActionNote: true,
-	ActionCancelUnpaid: true, ActionMenuView: true,
+	ActionCheckout: true, ActionCancelUnpaid: true, ActionMenuView: true,
 }
 
 // May reports whether role may take action: the owner anything, staff the

@@ -48,6 +48,9 @@ type Transition struct {
 	Refund RefundRule
 	// Payment: the change records a verified payment (and so needs one).
 	Payment bool
+	// Keep: what becomes of a paid booking's deposit in the ledger (a late
+	// cancel's and a no-show's is kept; a late check-in gives it back).
+	Keep KeepRule
 	// Notify are the messages it writes into the outbox in its transaction; a
 	// reminder only when the start is within REMIND_BEFORE.
 	Notify []NotificationKind
@@ -86,7 +89,7 @@ var Transitions = []Transition{
 	{Event: EventCheckIn, From: StatusConfirmed, To: StatusCompleted, Actors: []string{ActorSalon}, Seat: SeatKept,
 		Why: "the customer arrived (from CHECKIN_OPENS_BEFORE before the start)"},
 	{Event: EventCheckIn, From: StatusNoShow, To: StatusCompleted, Actors: []string{ActorSalon}, Seat: SeatKept,
-		Why: "a late check-in: the staff forgot to press the button"},
+		Keep: KeepGivenBack, Why: "a late check-in: the staff forgot to press the button"},
 	{Event: EventCancel, From: StatusPending, To: StatusCancelled, Actors: []string{ActorCustomer}, Seat: SeatReturned,
 		OffersFreedSeat: true, Why: "the customer cancels an unpaid hold, until the start"},
 	{Event: EventCancel, From: StatusPending, To: StatusCancelled, Actors: []string{ActorSalon}, Seat: SeatReturned,
@@ -97,11 +100,11 @@ var Transitions = []Transition{
 		Refund: RefundIfPaid, Notify: []NotificationKind{NotifyCancelled}, OffersFreedSeat: true,
 		Why: "the salon cancels, any time before check-in: refunded in full"},
 	{Event: EventLateCancel, From: StatusConfirmed, To: StatusCancelled, Actors: []string{ActorCustomer}, Seat: SeatReturned,
-		OffersFreedSeat: true, Why: `the customer cancels after cancelFreeUntil with {"forfeitDeposit":true}: the deposit is kept`},
+		Keep: KeepDeposit, OffersFreedSeat: true, Why: `the customer cancels after cancelFreeUntil with {"forfeitDeposit":true}: the deposit is kept`},
 	{Event: EventRelease, From: StatusPending, To: StatusExpired, Actors: []string{ActorTimer}, Seat: SeatReturned,
 		OffersFreedSeat: true, Why: "the release run, after lock_expire, once WeChat proves the order unpayable"},
 	{Event: EventNoShow, From: StatusConfirmed, To: StatusNoShow, Actors: []string{ActorTimer, ActorSalon}, Seat: SeatKept,
-		Why: "nobody checked in: by the release run NO_SHOW_GRACE after the end, or by the salon after the start"},
+		Keep: KeepDeposit, Why: "nobody checked in: by the release run NO_SHOW_GRACE after the end, or by the salon after the start"},
 	{Event: EventReschedule, From: StatusConfirmed, To: StatusConfirmed, Actors: []string{ActorCustomer}, Seat: SeatMoved, SeatRule: SeatIfOpenForBooking,
 		Notify: []NotificationKind{NotifyReminder}, OffersFreedSeat: true,
 		Why: "the customer moves her booking to a free seat of a slot of the same price, until cancelFreeUntil, RESCHEDULE_LIMIT times"},
@@ -140,6 +143,8 @@ func CreationRule(event, actor string) SeatRule {
 type ChangeFacts struct {
 	SlotID int64
 	Paid   bool // a verified payment is recorded on it
+	// PaidFen is what was paid (the deposit), when Paid.
+	PaidFen int64
 	// New is given for a row that creates a booking (From StatusNew): the slot
 	// and the database's clock, from which NewHold decides the new status.
 	New *NewFacts
@@ -174,6 +179,9 @@ type ChangePlan struct {
 	// refunded in full, so the refund can never be forgotten between the commit
 	// and the call to WeChat.
 	StartRefund bool
+	// Ledger are the rows of the money ledger the change writes (a payment's
+	// deposit, a deposit kept or given back), in its transaction.
+	Ledger []LedgerEntry
 	// UnlessRefunding makes the change conditional on no refund being under way:
 	// a booking whose payment is being refunded never takes a seat again.
 	UnlessRefunding bool
@@ -228,6 +236,7 @@ func (p Policy) Plan(c Change, facts ChangeFacts) (*ChangePlan, error) {
 	}
 	plan := &ChangePlan{Change: c, SlotID: facts.SlotID, RecordPayment: t.Payment,
 		StartRefund:     t.Refund == RefundIfPaid && facts.Paid,
+		Ledger:          ledgerOf(t, c, facts),
 		UnlessRefunding: t.Seat == SeatRetaken,
 		Notify:          t.Notify, RemindBefore: p.RemindBefore, Seat: t.Seat, SeatRule: t.SeatRule,
 		ForgetOwnPlace: t.Seat == SeatReturned, OfferFreedSeat: t.OffersFreedSeat}

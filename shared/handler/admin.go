@@ -141,6 +141,7 @@ func AdminRouter(e *instance.Env) *apigw.Router {
 	rt.Handle("POST /admin/bookings/{id}/cancel", admin(s.salon, s.cancels, s.cancelBySalon))
 	rt.Handle("POST /admin/bookings/{id}/checkin", admin(s.salon, s.door, s.checkIn))
 	rt.Handle("POST /admin/bookings/{id}/noshow", admin(s.salon, s.door, s.markNoShow))
+	rt.Handle("POST /admin/bookings/{id}/checkout", admin(s.salon, s.door, s.checkout))
 	rt.Handle("POST /admin/bookings/{id}/reschedule", admin(s.salon, s.moves, s.rescheduleBySalon))
 	rt.Handle("POST /admin/checkin", admin(s.salon, s.door, s.checkInByCode))
 	rt.Handle("GET /admin/staff", admin(s.salon, s.team, s.listStaff))

@@ -30,6 +30,7 @@ func (s *system) dbState() string {
 		`SELECT slot_id, capacity, booked, is_open, price_fen FROM t_slot ORDER BY slot_id`,
 		`SELECT book_id, slot_id, COALESCE(openid, ''), COALESCE(customer_id, 0), status, COALESCE(idem_key, ''), COALESCE(refund_status, ''), lock_expire, reschedules FROM t_booking ORDER BY book_id`,
 		`SELECT COUNT(*) FROM t_audit`,
+		`SELECT COUNT(*) FROM t_money`,
 		`SELECT customer_id, COALESCE(openid, ''), COALESCE(name, ''), COALESCE(phone, ''), COALESCE(note, '') FROM t_customer ORDER BY customer_id`,
 	} {
 		rows, err := s.store.SQL().Query(q)

@@ -298,7 +298,7 @@ func dupKey(err error) string {
 	}
 	// "Duplicate entry 'x' for key 'uk_booking_active'" (MySQL 8 prefixes the table).
 	msg := me.Message
-	for _, k := range []string{"uk_booking_active", "uk_booking_customer_active", "uk_booking_idem", "uk_booking_trade", "uk_booking_checkin", "uk_slot_start"} {
+	for _, k := range []string{"uk_booking_active", "uk_booking_customer_active", "uk_booking_idem", "uk_booking_trade", "uk_booking_checkin", "uk_slot_start", "uk_money_once"} {
 		if containsWord(msg, k) {
 			return k
 		}

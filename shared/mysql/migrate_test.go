@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 
 	"salon/shared/booking"
@@ -388,4 +389,85 @@ func TestMigrationRecordsTheSeatsHeld(t *testing.T) {
 		t.Errorf("after the cancel: booked %d, %d rows of the booking; want 1 and 0", booked, held)
 	}
 	mysqltest.CheckInvariant(t, db)
+}
+
+// TestMigrationMovesTheMoneyIntoTheLedger: a database at 0022 with bookings
+// paid, refunded (and a refund still processing), late-cancelled, no-show,
+// completed, unpaid and walked in, migrated: each payment WeChat confirmed is a
+// deposit at its payment time, each refund that succeeded a refund at its
+// success time with WeChat's numbers, each deposit a late cancel or a no-show
+// kept a kept row at that change's audit time; nothing else.
+func TestMigrationMovesTheMoneyIntoTheLedger(t *testing.T) {
+	t.Parallel()
+	db, err := mysql.Open(mysqltest.NewDSN(t), mysql.Options{MaxOpenConns: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.MigrateTo(ctx, "0022_return_seat_by_key"); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		`INSERT INTO t_slot (slot_id, start_at, end_at, capacity, booked, price_fen, is_open, created_at, updated_at) VALUES
+			(1, '2026-05-03 06:00:00', '2026-05-03 07:30:00', 9, 0, 5000, 1, '2026-05-01 00:00:00', '2026-05-01 00:00:00')`,
+		`INSERT INTO t_booking (book_id, slot_id, openid, status, amount_fen, out_trade_no, lock_expire, transaction_id, paid_fen, paid_at,
+			refund_status, refund_fen, refund_no, refund_id, refunded_at, created_at, updated_at) VALUES
+			(1, 1, 'o-paid', 1, 5000, 'BK000000000001', '2026-05-01 01:00:00', '4200000001', 5000, '2026-05-01 01:01:00', NULL, NULL, NULL, NULL, NULL, '2026-05-01 01:00:00', '2026-05-01 01:01:00'),
+			(2, 1, 'o-refunded', 3, 5000, 'BK000000000002', '2026-05-01 02:00:00', '4200000002', 5000, '2026-05-01 02:01:00', 'succeeded', 5000, 'RF000000000002', '5030000002', '2026-05-01 03:00:00', '2026-05-01 02:00:00', '2026-05-01 03:00:00'),
+			(3, 1, 'o-late', 3, 5000, 'BK000000000003', '2026-05-01 04:00:00', '4200000003', 5000, '2026-05-01 04:01:00', NULL, NULL, NULL, NULL, NULL, '2026-05-01 04:00:00', '2026-05-03 05:00:00'),
+			(4, 1, 'o-noshow', 5, 5000, 'BK000000000004', '2026-05-01 05:00:00', '4200000004', 5000, '2026-05-01 05:01:00', NULL, NULL, NULL, NULL, NULL, '2026-05-01 05:00:00', '2026-05-03 09:00:00'),
+			(5, 1, 'o-processing', 3, 5000, 'BK000000000005', '2026-05-01 06:00:00', '4200000005', 5000, '2026-05-01 06:01:00', 'processing', 5000, 'RF000000000005', NULL, NULL, '2026-05-01 06:00:00', '2026-05-01 07:00:00'),
+			(6, 1, 'o-done', 2, 5000, 'BK000000000006', '2026-05-01 07:00:00', '4200000006', 5000, '2026-05-01 07:01:00', NULL, NULL, NULL, NULL, NULL, '2026-05-01 07:00:00', '2026-05-03 06:10:00'),
+			(7, 1, 'o-unpaid', 3, 5000, 'BK000000000007', '2026-05-01 08:00:00', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, '2026-05-01 08:00:00', '2026-05-01 08:05:00'),
+			(8, 1, 'o-expired', 4, 5000, 'BK000000000008', '2026-05-01 09:00:00', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, '2026-05-01 09:00:00', '2026-05-01 09:15:00'),
+			(9, 1, 'o-walkin', 1, 0, NULL, '2026-05-01 10:00:00', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, '2026-05-01 10:00:00', '2026-05-01 10:00:00')`,
+		`INSERT INTO t_audit (book_id, slot_id, event, from_status, to_status, actor, reason, created_at) VALUES
+			(3, 1, 'late_cancel', 1, 3, 'customer', '', '2026-05-03 04:30:00'),
+			(4, 1, 'no_show', 1, 5, 'timer', '', '2026-05-03 08:00:00')`,
+	} {
+		if _, err := db.SQL().ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := db.SQL().QueryContext(ctx, `SELECT CONCAT_WS('|', book_id, kind, amount_fen, method, COALESCE(out_trade_no, '-'),
+		COALESCE(transaction_id, '-'), COALESCE(out_refund_no, '-'), COALESCE(refund_id, '-'), actor, DATE_FORMAT(created_at, '%m-%d %H:%i'))
+		FROM t_money ORDER BY book_id, money_id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, s)
+	}
+	rows.Close()
+	want := []string{
+		"1|deposit|5000|wechatpay|BK000000000001|4200000001|-|-|wechatpay|05-01 01:01",
+		"2|deposit|5000|wechatpay|BK000000000002|4200000002|-|-|wechatpay|05-01 02:01",
+		"2|refund|5000|wechatpay|BK000000000002|-|RF000000000002|5030000002|wechatpay|05-01 03:00",
+		"3|deposit|5000|wechatpay|BK000000000003|4200000003|-|-|wechatpay|05-01 04:01",
+		"3|kept|5000|wechatpay|BK000000000003|-|-|-|system|05-03 04:30",
+		"4|deposit|5000|wechatpay|BK000000000004|4200000004|-|-|wechatpay|05-01 05:01",
+		"4|kept|5000|wechatpay|BK000000000004|-|-|-|system|05-03 08:00",
+		"5|deposit|5000|wechatpay|BK000000000005|4200000005|-|-|wechatpay|05-01 06:01",
+		"6|deposit|5000|wechatpay|BK000000000006|4200000006|-|-|wechatpay|05-01 07:01",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("ledger after the migration:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// From here on the store writes the ledger: the refund still processing
+	// succeeds.
+	if ok, err := db.SetRefundState(ctx, 5, booking.RefundSucceeded, nil, "5030000005", booking.ActorWeChat, "退款通知 SUCCESS"); !ok || err != nil {
+		t.Fatalf("refund 5: %v %v", ok, err)
+	}
+	led, err := db.BookingLedger(ctx, 5)
+	if err != nil || len(led) != 2 || led[1].Kind != booking.MoneyRefund || led[1].RefundID != "5030000005" || led[1].AmountFen != 5000 {
+		t.Errorf("booking 5's ledger after its refund: %+v %v", led, err)
+	}
 }

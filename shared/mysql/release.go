@@ -43,6 +43,11 @@ func (db *DB) StartRefund(ctx context.Context, id int64, from booking.Status, p 
 			return nil
 		}
 		started = true
+		// The payment is money taken, refunded or not: its deposit row now,
+		// the refund's row when WeChat says it succeeded.
+		if err := insertMoney(ctx, tx, id, actor, booking.DepositEntry(p)); err != nil {
+			return err
+		}
 		return insertAudit(ctx, tx, booking.AuditRecord{BookingID: id, Event: booking.EventRefund,
 			FromStatus: int(from), ToStatus: int(from), Actor: actor, Reason: reason})
 	})
@@ -52,8 +57,9 @@ func (db *DB) StartRefund(ctx context.Context, id int64, from booking.Status, p 
 // SetRefundState moves a booking's refund to state to (processing once WeChat
 // accepted it, succeeded or failed once WeChat says so). A final state is never
 // left, so a late or duplicate notification changes nothing. It reports whether
-// this call changed it.
-func (db *DB) SetRefundState(ctx context.Context, id int64, to booking.RefundStatus, refundedAt *time.Time, actor, reason string) (changed bool, err error) {
+// this call changed it. A refund that succeeds writes its ledger row, with
+// WeChat's refundID when the caller has it, in the same transaction.
+func (db *DB) SetRefundState(ctx context.Context, id int64, to booking.RefundStatus, refundedAt *time.Time, refundID, actor, reason string) (changed bool, err error) {
 	var at any
 	if refundedAt != nil {
 		at = refundedAt.UTC()
@@ -63,11 +69,11 @@ func (db *DB) SetRefundState(ctx context.Context, id int64, to booking.RefundSta
 		// Accepted by WeChat (processing): the clock for REFUND_QUERY_AFTER starts,
 		// and the refund is due for a query as soon as that has passed.
 		res, err := tx.ExecContext(ctx, `
-		UPDATE t_booking SET refund_status = ?, refunded_at = COALESCE(?, refunded_at),
+		UPDATE t_booking SET refund_status = ?, refunded_at = COALESCE(?, refunded_at), refund_id = COALESCE(?, refund_id),
 		       refund_requested_at = IF(? = ?, UTC_TIMESTAMP(6), refund_requested_at),
 		       refund_next_at = UTC_TIMESTAMP(6), refund_attempts = 0, updated_at = UTC_TIMESTAMP(6)
 		WHERE book_id = ? AND refund_status IN (?, ?) AND refund_status <> ?`,
-			to, at, to, booking.RefundProcessing, id, booking.RefundPending, booking.RefundProcessing, to)
+			to, at, nullString(refundID), to, booking.RefundProcessing, id, booking.RefundPending, booking.RefundProcessing, to)
 		if err != nil {
 			return err
 		}
@@ -75,10 +81,17 @@ func (db *DB) SetRefundState(ctx context.Context, id int64, to booking.RefundSta
 			return nil
 		}
 		var status int
-		if err := tx.QueryRowContext(ctx, `SELECT status FROM t_booking WHERE book_id = ?`, id).Scan(&status); err != nil {
+		var r booking.Refund
+		if err := tx.QueryRowContext(ctx, `SELECT status, COALESCE(refund_fen, paid_fen, amount_fen), COALESCE(refund_no, '') FROM t_booking WHERE book_id = ?`, id).
+			Scan(&status, &r.AmountFen, &r.OutRefundNo); err != nil {
 			return err
 		}
 		changed = true
+		if to == booking.RefundSucceeded {
+			if err := insertMoney(ctx, tx, id, actor, booking.RefundEntry(r, refundID)); err != nil {
+				return err
+			}
+		}
 		return insertAudit(ctx, tx, booking.AuditRecord{BookingID: id, Event: booking.EventRefund,
 			FromStatus: status, ToStatus: status, Actor: actor, Reason: reason})
 	})

@@ -52,8 +52,9 @@ func changeFacts(ctx context.Context, tx *sql.Tx, bookingID int64) (booking.Chan
 	var f booking.ChangeFacts
 	var tech sql.NullInt64
 	var minutes sql.NullInt32
-	err := tx.QueryRowContext(ctx, `SELECT slot_id, transaction_id IS NOT NULL, technician_id, minutes FROM t_booking WHERE book_id = ? FOR UPDATE`, bookingID).
-		Scan(&f.SlotID, &f.Paid, &tech, &minutes)
+	err := tx.QueryRowContext(ctx, `SELECT slot_id, transaction_id IS NOT NULL, COALESCE(paid_fen, amount_fen), technician_id, minutes
+		FROM t_booking WHERE book_id = ? FOR UPDATE`, bookingID).
+		Scan(&f.SlotID, &f.Paid, &f.PaidFen, &tech, &minutes)
 	if errors.Is(err, sql.ErrNoRows) {
 		return f, booking.Errorf(booking.ENOTFOUND, "booking %d not found", bookingID)
 	} else if err != nil || !tech.Valid {
@@ -136,6 +137,11 @@ func (db *DB) runPlan(ctx context.Context, tx *sql.Tx, p *booking.ChangePlan) er
 		FromStatus: int(p.From), ToStatus: int(p.To), Actor: p.AuditActor(), Reason: p.Reason,
 	}); err != nil {
 		return err
+	}
+	for _, e := range p.Ledger {
+		if err := insertMoney(ctx, tx, p.BookingID, p.AuditActor(), e); err != nil {
+			return err
+		}
 	}
 	for _, kind := range p.Notify {
 		if kind == booking.NotifyReminder {

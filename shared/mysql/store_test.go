@@ -407,10 +407,10 @@ func TestLatePaymentTakesASeatBackOnlyIfFree(t *testing.T) {
 		t.Fatal("a second refund was started")
 	}
 	now := time.Now()
-	if ok, _ := db.SetRefundState(ctx, c.ID, booking.RefundSucceeded, &now, "wechatpay", "done"); !ok {
+	if ok, _ := db.SetRefundState(ctx, c.ID, booking.RefundSucceeded, &now, "", "wechatpay", "done"); !ok {
 		t.Fatal("refund success not recorded")
 	}
-	if ok, _ := db.SetRefundState(ctx, c.ID, booking.RefundFailed, nil, "wechatpay", "late"); ok {
+	if ok, _ := db.SetRefundState(ctx, c.ID, booking.RefundFailed, nil, "", "wechatpay", "late"); ok {
 		t.Fatal("a final refund state was left")
 	}
 	got, _ := db.FindBooking(ctx, c.ID)

@@ -30,7 +30,7 @@ type CashierStore interface {
 	FindBooking(ctx context.Context, id int64) (*booking.Booking, error)
 	StartRefund(ctx context.Context, id int64, from booking.Status, p booking.Payment, actor, reason string) (started bool, err error)
 	DeferRefund(ctx context.Context, id int64, after time.Duration) error
-	SetRefundState(ctx context.Context, id int64, to booking.RefundStatus, refundedAt *time.Time, actor, reason string) (changed bool, err error)
+	SetRefundState(ctx context.Context, id int64, to booking.RefundStatus, refundedAt *time.Time, refundID, actor, reason string) (changed bool, err error)
 	RecordAudit(ctx context.Context, r booking.AuditRecord) error
 }
 
@@ -308,7 +308,7 @@ func (s *Cashier) requestRefund(ctx context.Context, b *booking.Booking) (*booki
 		switch {
 		case errors.Is(err, booking.ErrRefundRefused):
 			log.Error("refund refused by WeChat", "booking_id", b.ID, "err", err.Error())
-			if _, err := s.store.SetRefundState(ctx, b.ID, booking.RefundFailed, nil, booking.ActorWeChat, RefundReason(booking.RefundFailed, "微信拒绝："+err.Error())); err != nil {
+			if _, err := s.store.SetRefundState(ctx, b.ID, booking.RefundFailed, nil, "", booking.ActorWeChat, RefundReason(booking.RefundFailed, "微信拒绝："+err.Error())); err != nil {
 				return nil, err
 			}
 		case errors.Is(err, booking.ErrRefundWaitsForBalance):
@@ -323,7 +323,7 @@ func (s *Cashier) requestRefund(ctx context.Context, b *booking.Booking) (*booki
 		return s.store.FindBooking(ctx, b.ID)
 	}
 	to := res.Status.Outcome()
-	if _, err := s.store.SetRefundState(ctx, b.ID, to, res.SuccessTime, booking.ActorWeChat, RefundReason(to, res.RefundID)); err != nil {
+	if _, err := s.store.SetRefundState(ctx, b.ID, to, res.SuccessTime, res.RefundID, booking.ActorWeChat, RefundReason(to, res.RefundID)); err != nil {
 		return nil, err
 	}
 	return s.store.FindBooking(ctx, b.ID)
@@ -348,7 +348,7 @@ func (s *Cashier) queryRefund(ctx context.Context, b *booking.Booking) (settled 
 	if to == booking.RefundFailed {
 		s.logger(ctx).Error("refund failed at WeChat; the salon must refund by hand", "booking_id", b.ID, "status", string(res.Status))
 	}
-	return s.store.SetRefundState(ctx, b.ID, to, res.SuccessTime, booking.ActorTimer, RefundReason(to, "查询结果 "+string(res.Status)+" "+res.RefundID))
+	return s.store.SetRefundState(ctx, b.ID, to, res.SuccessTime, res.RefundID, booking.ActorTimer, RefundReason(to, "查询结果 "+string(res.Status)+" "+res.RefundID))
 }
 
 // HandleRefund records a verified refund notification's final state.
@@ -376,7 +376,7 @@ func (s *Cashier) HandleRefund(ctx context.Context, n *booking.RefundNotice) err
 	if n.RefundStatus == booking.WeChatRefundSuccess {
 		to = booking.RefundSucceeded
 	}
-	_, err = s.store.SetRefundState(ctx, b.ID, to, n.SuccessTime, booking.ActorWeChat, RefundReason(to, "退款通知 "+string(n.RefundStatus)+" "+n.RefundID))
+	_, err = s.store.SetRefundState(ctx, b.ID, to, n.SuccessTime, n.RefundID, booking.ActorWeChat, RefundReason(to, "退款通知 "+string(n.RefundStatus)+" "+n.RefundID))
 	return err
 }
 

@@ -28,6 +28,7 @@ type ConsoleReadsStore interface {
 	SearchBookings(ctx context.Context, s booking.CustomerSearch, limit int) ([]*booking.Booking, error)
 	FindBooking(ctx context.Context, id int64) (*booking.Booking, error)
 	BookingAudit(ctx context.Context, bookingID int64) ([]booking.AuditRecord, error)
+	BookingLedger(ctx context.Context, bookingID int64) ([]booking.Money, error)
 	FindSlot(ctx context.Context, id int64) (*booking.Slot, error)
 	AuditOfBookings(ctx context.Context, bookingIDs []int64) ([]booking.AuditRecord, error)
 	ListAudit(ctx context.Context, from, to time.Time, event string, limit int) ([]booking.AuditRecord, error)
@@ -94,6 +95,12 @@ func (s *ConsoleReads) BookingWithHistory(ctx context.Context, id int64) (*booki
 		return nil, nil, err
 	}
 	return b, trail, nil
+}
+
+// BookingLedger returns a booking's rows of the money ledger, oldest first:
+// what was paid online and in the shop, refunded and kept.
+func (s *ConsoleReads) BookingLedger(ctx context.Context, id int64) ([]booking.Money, error) {
+	return s.store.BookingLedger(ctx, id)
 }
 
 // SlotStarts returns when each of these slots starts, for naming them by

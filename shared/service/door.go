@@ -23,6 +23,22 @@ type DoorStore interface {
 	SetCustomerNote(ctx context.Context, id int64, note string) (*booking.Customer, error)
 	WalkIn(ctx context.Context, req booking.WalkInRequest) (*booking.Booking, error)
 	OpenBookingOfPhone(ctx context.Context, phone string) (*booking.Booking, error)
+	Checkout(ctx context.Context, bookingID int64, c booking.Checkout, actor string) (*booking.Booking, error)
+}
+
+// Checkout records what the customer of a completed booking paid in the shop
+// (amount and how), once per booking: a balance row of the money ledger. A
+// booking not completed, or already checked out, is INVALID_STATE; a bad amount
+// or method is BAD_REQUEST with nothing written.
+func (s *Door) Checkout(ctx context.Context, bookingID int64, c booking.Checkout) (*booking.Booking, error) {
+	who, err := allow(ctx, booking.ActionCheckout)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	return s.store.Checkout(ctx, bookingID, c, who.Actor())
 }
 
 // CheckIn marks a booking completed when the customer arrives: a confirmed one,

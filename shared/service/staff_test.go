@@ -257,8 +257,12 @@ func TestAdminActionsByRole(t *testing.T) {
 			_, err := svc.WalkIn(ctx, booking.WalkInRequest{SlotID: 999999, Name: "李女士"})
 			return err
 		},
-		booking.ActionReschedule:   func(ctx context.Context) error { _, err := svc.RescheduleBySalon(ctx, 999999, slot, 0); return err },
-		booking.ActionNote:         func(ctx context.Context) error { _, err := svc.SetCustomerNote(ctx, 999999, "过敏"); return err },
+		booking.ActionReschedule: func(ctx context.Context) error { _, err := svc.RescheduleBySalon(ctx, 999999, slot, 0); return err },
+		booking.ActionNote:       func(ctx context.Context) error { _, err := svc.SetCustomerNote(ctx, 999999, "过敏"); return err },
+		booking.ActionCheckout: func(ctx context.Context) error {
+			_, err := svc.Checkout(ctx, 999999, booking.Checkout{AmountFen: 100, Method: booking.MethodCash})
+			return err
+		},
 		booking.ActionCancelUnpaid: func(ctx context.Context) error { _, err := svc.CancelBySalon(ctx, 999999); return err },
 		// A paid booking's cancel refunds it: the owner's (hers goes on and
 		// cancels it; staff's is refused however the owner's went).

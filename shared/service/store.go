@@ -48,6 +48,7 @@ type Customers interface {
 	// becomes her (ACTIVE_BOOKING_EXISTS while both hold an unfinished booking).
 	UpdateCustomer(ctx context.Context, openid string, name, phone *string) (*booking.Customer, error)
 	SetCustomerNote(ctx context.Context, id int64, note string) (*booking.Customer, error)
+	Checkout(ctx context.Context, bookingID int64, c booking.Checkout, actor string) (*booking.Booking, error)
 	// AttachCustomers fills in each booking's Customer, for the salon's views.
 	AttachCustomers(ctx context.Context, bs []*booking.Booking) error
 	// CustomerHistory is a customer with her bookings, newest first.
@@ -108,7 +109,7 @@ type Waitlists interface {
 // Refunds records refunds and leases the due ones to a release run.
 type Refunds interface {
 	StartRefund(ctx context.Context, id int64, from booking.Status, p booking.Payment, actor, reason string) (started bool, err error)
-	SetRefundState(ctx context.Context, id int64, to booking.RefundStatus, refundedAt *time.Time, actor, reason string) (changed bool, err error)
+	SetRefundState(ctx context.Context, id int64, to booking.RefundStatus, refundedAt *time.Time, refundID, actor, reason string) (changed bool, err error)
 	DeferRefund(ctx context.Context, id int64, after time.Duration) error
 	ClaimDueRefunds(ctx context.Context, queryAfter, lease time.Duration, limit int) ([]*booking.Booking, error)
 	ListRefunds(ctx context.Context, limit int, states ...booking.RefundStatus) ([]*booking.Booking, error)
@@ -141,6 +142,7 @@ type Release interface {
 type Audit interface {
 	RecordAudit(ctx context.Context, r booking.AuditRecord) error
 	BookingAudit(ctx context.Context, bookingID int64) ([]booking.AuditRecord, error)
+	BookingLedger(ctx context.Context, bookingID int64) ([]booking.Money, error)
 	AuditOfBookings(ctx context.Context, bookingIDs []int64) ([]booking.AuditRecord, error)
 	ListAudit(ctx context.Context, from, to time.Time, event string, limit int) ([]booking.AuditRecord, error)
 	AuditEvents(ctx context.Context, from, to time.Time) ([]string, error)

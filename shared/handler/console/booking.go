@@ -28,7 +28,41 @@ type bookingBody struct {
 	Paid    string
 	Lock    string
 	History []auditRow
+	// Ledger is the booking's money as the ledger records it (收款记录), and
+	// Checkout the checkout form when the booking can be checked out.
+	Ledger   []moneyRow
+	Checkout *checkoutForm
 }
+
+// moneyRow is one row of a booking's ledger in words.
+type moneyRow struct {
+	M                        booking.Money
+	At, Kind, Amount, Method string
+	Actor, Ref               string
+}
+
+// checkoutForm is the checkout of a completed booking not checked out yet:
+// the amount suggested (its price less the deposit paid online) and the ways
+// to pay.
+type checkoutForm struct {
+	Yuan    string
+	Methods []methodChoice
+}
+
+type methodChoice struct {
+	Value, Label string
+}
+
+// moneyKindWords and moneyMethodWords say the ledger's kinds and methods.
+var (
+	moneyKindWords = map[booking.MoneyKind]string{
+		booking.MoneyDeposit: "定金", booking.MoneyBalance: "到店付款", booking.MoneyRefund: "退款", booking.MoneyKept: "定金不退",
+	}
+	moneyMethodWords = map[booking.MoneyMethod]string{
+		booking.MethodWeChatPay: "微信支付（线上）", booking.MethodWeChat: "微信", booking.MethodAlipay: "支付宝",
+		booking.MethodCash: "现金", booking.MethodCard: "刷卡",
+	}
+)
 
 type auditRow struct {
 	R      booking.AuditRecord
@@ -114,6 +148,9 @@ func (c *Console) bookingPage(w http.ResponseWriter, q *Request) error {
 		return err
 	}
 	p.Flash = q.bookingFlash(v, []*booking.Booking{b})
+	if f := checkoutFlash(v.Get("checkout")); f != nil {
+		p.Flash = f
+	}
 	row := q.row(b)
 	body.Row = &row
 	body.Slot = b.StartAt.In(q.loc()).Format("2006-01-02 ") + weekdays[b.StartAt.In(q.loc()).Weekday()] + " " + span(b.StartAt, b.EndAt, q.loc())
@@ -126,9 +163,85 @@ func (c *Console) bookingPage(w http.ResponseWriter, q *Request) error {
 	for _, r := range trail {
 		body.History = append(body.History, q.auditRow(r, starts))
 	}
+	if err := q.ledger(body, b); err != nil {
+		return err
+	}
 	p.Title = row.Who + " " + row.When
 	render(w, http.StatusOK, "booking", p)
 	return nil
+}
+
+// ledger fills in the booking's ledger rows and, for a completed booking not
+// checked out yet and a person who may check out, the checkout form.
+func (q *Request) ledger(body *bookingBody, b *booking.Booking) error {
+	rows, err := q.s.Reads.BookingLedger(q.ctx, b.ID)
+	if err != nil {
+		return err
+	}
+	checkedOut := false
+	for _, m := range rows {
+		label := moneyKindWords[m.Kind]
+		if m.Kind == booking.MoneyKept && m.AmountFen < 0 {
+			label = "补签到，定金转为已到店"
+		}
+		body.Ledger = append(body.Ledger, moneyRow{M: m, At: clock(m.CreatedAt, q.loc()), Kind: label, Amount: yuan(m.AmountFen),
+			Method: moneyMethodWords[m.Method], Actor: q.actorName(m.Actor), Ref: cmp.Or(m.RefundID, m.TransactionID)})
+		checkedOut = checkedOut || m.Kind == booking.MoneyBalance
+	}
+	if b.Status == booking.StatusCompleted && !checkedOut && q.may(booking.ActionCheckout) {
+		f := &checkoutForm{Yuan: yuanField(b.BalanceDue())}
+		for _, m := range booking.CounterMethods {
+			f.Methods = append(f.Methods, methodChoice{Value: string(m), Label: moneyMethodWords[m]})
+		}
+		body.Checkout = f
+	}
+	return nil
+}
+
+// checkoutChange records what the customer paid in the shop, as POST
+// /admin/bookings/{id}/checkout does, and answers with the booking's page and
+// the outcome in words.
+func (c *Console) checkoutChange(w http.ResponseWriter, q *Request) error {
+	id, err := strconv.ParseInt(q.form.Get("id"), 10, 64)
+	if err != nil || id <= 0 {
+		return booking.Errorf(booking.EBADREQUEST, "console: booking id %q", q.form.Get("id"))
+	}
+	apigw.SetBookingID(q.ctx, id)
+	outcome := url.Values{"id": {strconv.FormatInt(id, 10)}}
+	fen, err := fenOf(q.form.Get("yuan"))
+	if err == nil {
+		_, err = q.s.Door.Checkout(q.ctx, id, booking.Checkout{AmountFen: fen, Method: booking.MoneyMethod(q.form.Get("method"))})
+	} else {
+		err = booking.Errorf(booking.EBADREQUEST, "console: checkout amount %q", q.form.Get("yuan"))
+	}
+	if err != nil {
+		code := booking.ErrorCode(err)
+		if code == booking.EINTERNAL {
+			apigw.Logger(q.ctx).Error("console checkout", "err", err.Error())
+		} else {
+			apigw.Logger(q.ctx).Info("console checkout refused", "err", err.Error())
+		}
+		outcome.Set("checkout", code)
+	} else {
+		outcome.Set("checkout", "ok")
+	}
+	Redirect(w, "booking?"+outcome.Encode()+"#money")
+	return nil
+}
+
+// checkoutFlash says a checkout's outcome.
+func checkoutFlash(code string) *flash {
+	switch code {
+	case "":
+		return nil
+	case "ok":
+		return &flash{OK: true, Text: "已记录到店付款。"}
+	case booking.EBADREQUEST:
+		return &flash{Text: "到店付款没有记录：请填写金额（元，最多两位小数，不超过 10000）并选择付款方式。"}
+	case booking.EINVALIDSTATE:
+		return &flash{Text: "到店付款没有记录：只有已签到的预约可以结账，且每个预约只能结账一次。"}
+	}
+	return &flash{Text: "到店付款没有记录：" + errorWord(code)}
 }
 
 // bookingIDOf reads a booking id or an order number (BK and twelve digits).

@@ -91,6 +91,7 @@ func (c *Console) Routes() []Route {
 		{Pattern: "POST /admin/customer", Access: Change, Page: c.page(c.customerNote)},
 		{Pattern: "GET /admin/booking", Access: SignedIn, Page: c.page(c.bookingPage)},
 		{Pattern: "POST /admin/booking", Access: Change, Page: c.page(c.bookingChange)},
+		{Pattern: "POST /admin/checkout", Access: Change, Needs: booking.ActionCheckout, Page: c.page(c.checkoutChange)},
 		{Pattern: "GET /admin/audit", Access: SignedIn, Page: c.page(c.audit)},
 		{Pattern: "GET /admin/health", Access: SignedIn, Page: c.page(c.health)},
 		{Pattern: "GET /admin/team", Access: SignedIn, Needs: booking.ActionStaff, Page: c.page(c.team)},

@@ -253,6 +253,7 @@ var eventWords = map[string]string{
 	booking.EventWaitlistOffer: "候补递补",
 	booking.EventWalkIn:        "到店/电话登记",
 	booking.EventReschedule:    "改约",
+	booking.EventCheckout:      "结账（到店付款）",
 }
 
 // eventWord names an audit event in the salon's words; the code name is shown
