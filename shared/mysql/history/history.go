@@ -74,8 +74,8 @@ type Counts struct {
 }
 
 func (c Counts) String() string {
-	return fmt.Sprintf("%d slots, %d bookings, %d audit records, %d notifications, %d waitlist entries, %d customers, %d release runs in %.1f s",
-		c.Slots, c.Bookings, c.Audit, c.Notifications, c.Waitlist, c.Customers, c.ReleaseRuns, c.Seconds)
+	return fmt.Sprintf("%d slots, %d bookings, %d audit records, %d notifications, %d waitlist entries, %d customers, %d release runs, %d ledger rows in %.1f s",
+		c.Slots, c.Bookings, c.Audit, c.Notifications, c.Waitlist, c.Customers, c.ReleaseRuns, c.Money, c.Seconds)
 }
 
 // table is one table's rows on their way to the database.
