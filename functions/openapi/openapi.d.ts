@@ -522,6 +522,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/reports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The owner's figures for the shop dates from..to (both counted, at most 366 days): every date with its bookings (by the day their slot starts) and money (by the day it moved), the technicians and services with their completed bookings and takings, the no-show rate (owner; a staff member gets 403). */
+        get: operations["report"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/reports.csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The bookings whose slot starts in from..to as CSV, one line each after a header in Chinese, UTF-8 with a byte order mark; a value starting with =, +, - or @ has a leading ' (owner; a staff member gets 403). */
+        get: operations["reportCSV"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/staff": {
         parameters: {
             query?: never;
@@ -913,6 +947,23 @@ export interface paths {
         };
         /** The system's health as the salon sees it. */
         get: operations["consoleHealth"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/report": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** 报表, the owner's figures for a range (the last 31 days to today unless from and to say), with the CSV download (a staff member gets 403). */
+        get: operations["consoleReport"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1484,6 +1535,75 @@ export interface components {
         StaffName: string;
         /** @description At least 10 characters and at most 72 bytes of UTF-8 (all bcrypt reads); maxLength counts characters, so a client checks the bytes too. */
         Password: string;
+        Report: {
+            from: components["schemas"]["Date"];
+            to: components["schemas"]["Date"];
+            /** @description Every shop date of the range, in order, also those with nothing. */
+            days: components["schemas"]["ReportDay"][];
+            /** @description Each technician with completed bookings in the range, by takings, highest first. */
+            technicians: components["schemas"]["ReportTechnician"][];
+            /** @description Each service with completed bookings in the range, by takings, highest first. */
+            services: components["schemas"]["ReportService"][];
+            /** @description No-shows / (completed + no-shows) over the range, four decimals; null when both are 0. */
+            noShowRate: number | null;
+        };
+        ReportDay: {
+            date: components["schemas"]["Date"];
+            /** @description Bookings whose slot starts that day, except holds that expired unpaid. */
+            bookings: number;
+            completed: number;
+            noShows: number;
+            /** @description Cancelled, late cancels included. */
+            cancelled: number;
+            /** @description Cancelled late: the audit event late_cancel, or a kept deposit. */
+            lateCancels: number;
+            /**
+             * Format: int64
+             * @description Deposits WeChat Pay confirmed that day.
+             */
+            onlineFen: number;
+            /**
+             * Format: int64
+             * @description Paid in the shop that day.
+             */
+            shopFen: number;
+            /**
+             * Format: int64
+             * @description Refunds that succeeded that day.
+             */
+            refundedFen: number;
+            /**
+             * Format: int64
+             * @description Deposits kept that day (negative on a day a no-show checked in late took more back).
+             */
+            keptFen: number;
+            /**
+             * Format: int64
+             * @description onlineFen + shopFen - refundedFen.
+             */
+            netFen: number;
+        };
+        ReportTechnician: {
+            technicianId: components["schemas"]["ID"];
+            name: string;
+            completed: number;
+            minutes: number;
+            /**
+             * Format: int64
+             * @description Deposits and shop payments of those bookings less their refunds.
+             */
+            takingsFen: number;
+        };
+        ReportService: {
+            serviceId: components["schemas"]["ID"];
+            name: string;
+            completed: number;
+            /**
+             * Format: int64
+             * @description Deposits and shop payments of those bookings less their refunds.
+             */
+            takingsFen: number;
+        };
         StaffListAnswer: {
             staff: components["schemas"]["Staff"][];
         };
@@ -1727,6 +1847,10 @@ export interface components {
     };
     parameters: {
         Date: components["schemas"]["Date"];
+        /** @description The report's first shop date. */
+        ReportFrom: components["schemas"]["Date"];
+        /** @description The report's last shop date (counted; at most 365 days after from). */
+        ReportTo: components["schemas"]["Date"];
         /** @description The booking's id. */
         BookingID: components["schemas"]["ID"];
         /** @description The slot's id. */
@@ -2830,6 +2954,69 @@ export interface operations {
             503: components["responses"]["Unavailable"];
         };
     };
+    report: {
+        parameters: {
+            query: {
+                /** @description The report's first shop date. */
+                from: components["parameters"]["ReportFrom"];
+                /** @description The report's last shop date (counted; at most 365 days after from). */
+                to: components["parameters"]["ReportTo"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The report. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Report"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    reportCSV: {
+        parameters: {
+            query: {
+                /** @description The report's first shop date. */
+                from: components["parameters"]["ReportFrom"];
+                /** @description The report's last shop date (counted; at most 365 days after from). */
+                to: components["parameters"]["ReportTo"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The export, as a download named bookings-FROM-TO.csv. */
+            200: {
+                headers: {
+                    "Content-Disposition": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
     listStaff: {
         parameters: {
             query?: never;
@@ -3530,6 +3717,24 @@ export interface operations {
     consoleHealth: {
         parameters: {
             query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["ConsolePage"];
+            303: components["responses"]["ConsoleRedirect"];
+            "4XX": components["responses"]["ConsoleError"];
+            "5XX": components["responses"]["ConsoleError"];
+        };
+    };
+    consoleReport: {
+        parameters: {
+            query?: {
+                from?: components["schemas"]["Date"];
+                to?: components["schemas"]["Date"];
+            };
             header?: never;
             path?: never;
             cookie?: never;

@@ -17,7 +17,19 @@ type Growth struct {
 	Sizes []GrowthSize `json:"sizes"`
 	Ops   []GrowthOp   `json:"operations"`
 	Reps  int          `json:"reps"`
+	// Reports are the owner's report over its ranges, per size: its cost
+	// grows with the range (and the history in it), so it is judged by the
+	// range (reportTarget) and not against the empty schema.
+	Reports []GrowthOp `json:"reports,omitempty"`
 }
+
+// reportRanges are the owner's report's ranges the growth scenario measures,
+// in days; reportTarget: the longest at most this many times the shortest
+// at p50 on the salon's history (the store's sums grow with the range's
+// rows, 12 times as many days).
+var reportRanges = []int{31, 366}
+
+const reportTarget = 10.0
 
 // GrowthSize is one database: its history and how long it took to load.
 type GrowthSize struct {
@@ -112,6 +124,35 @@ func (b *bench) growth() (*Growth, error) {
 			op.P50 = append(op.P50, summarise(samples[n][i]).P50)
 		}
 		g.Ops = append(g.Ops, op)
+	}
+	// The owner's report (ReportFacts: its three sums in one snapshot) over
+	// the last 31 and 366 days, interleaved as above.
+	reportSamples := make([][][]time.Duration, len(reportRanges))
+	for k := range reportSamples {
+		reportSamples[k] = make([][]time.Duration, len(sizes))
+	}
+	for range reps {
+		for i, d := range dbs {
+			now, err := d.store.Now(ctx)
+			if err != nil {
+				return g, err
+			}
+			end := now.Truncate(24 * time.Hour)
+			for k, days := range reportRanges {
+				start := time.Now()
+				if _, err := d.store.ReportFacts(ctx, end.AddDate(0, 0, -days), end); err != nil {
+					return g, fmt.Errorf("%s, report of %d days: %w", sizes[i].Name, days, err)
+				}
+				reportSamples[k][i] = append(reportSamples[k][i], time.Since(start))
+			}
+		}
+	}
+	for k, days := range reportRanges {
+		op := GrowthOp{Name: fmt.Sprintf("GET /admin/reports, %d days (ReportFacts)", days)}
+		for i := range sizes {
+			op.P50 = append(op.P50, summarise(reportSamples[k][i]).P50)
+		}
+		g.Reports = append(g.Reports, op)
 	}
 	return g, nil
 }
@@ -370,6 +411,45 @@ func (p *page) growthSection() {
 		p.w(" %s |\n", yesNo(worst <= growthTarget))
 	}
 	p.w("\n")
+	p.reportGrowth()
+}
+
+// reportGrowth writes the owner's report's medians: per range and database,
+// and the longest range against the shortest on each history.
+func (p *page) reportGrowth() {
+	g := p.res.Growth
+	if len(g.Reports) < 2 {
+		return
+	}
+	first, last := g.Reports[0], g.Reports[len(g.Reports)-1]
+	p.w("The owner's report (`ReportFacts`, its sums in one snapshot) over the last %d and %d days, %d rounds interleaved as above, medians (ms): it reads the range's slots, bookings and money, so it is judged by the range, not against the empty schema. Target: the %d-day report at most %.0f times the %d-day one on every history.\n\n",
+		reportRanges[0], reportRanges[len(reportRanges)-1], g.Reps, reportRanges[len(reportRanges)-1], reportTarget, reportRanges[0])
+	p.w("| report |")
+	for _, s := range g.Sizes {
+		p.w(" %s p50 ms |", s.Name)
+	}
+	p.w("\n|")
+	for range 1 + len(g.Sizes) {
+		p.w(" --- |")
+	}
+	p.w("\n")
+	for _, op := range g.Reports {
+		p.w("| %s |", op.Name)
+		for _, v := range op.P50 {
+			p.w(" %.3f |", v)
+		}
+		p.w("\n")
+	}
+	p.w("| %d days / %d days |", reportRanges[len(reportRanges)-1], reportRanges[0])
+	for i, s := range g.Sizes {
+		r := last.P50[i] / first.P50[i]
+		met := ""
+		if s.Scale > 0 {
+			met = " " + yesNo(r <= reportTarget)
+		}
+		p.w(" %.2fx%s |", r, met)
+	}
+	p.w("\n\n")
 }
 
 func yesNo(ok bool) string {

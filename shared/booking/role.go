@@ -25,11 +25,14 @@ const (
 	// time off. ActionMenuView reads them (the salon's lists).
 	ActionMenu     AdminAction = "menu"
 	ActionMenuView AdminAction = "menu_view"
+	// ActionReports reads the owner's figures: the reports, the bookings'
+	// export and the day's takings.
+	ActionReports AdminAction = "reports"
 )
 
 // AdminActions is every admin action.
 var AdminActions = []AdminAction{ActionCheckIn, ActionNoShow, ActionWalkIn, ActionReschedule, ActionNote, ActionCheckout,
-	ActionCancelUnpaid, ActionCancel, ActionSchedule, ActionSlotChange, ActionStaff, ActionMenu, ActionMenuView}
+	ActionCancelUnpaid, ActionCancel, ActionSchedule, ActionSlotChange, ActionStaff, ActionMenu, ActionMenuView, ActionReports}
 
 // staffMay is what a staff member (not the owner) may do: the work at the
 // counter, and reading the menu. Money going back, the schedule, the menu and

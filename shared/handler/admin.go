@@ -25,6 +25,7 @@ type adminRoutes struct {
 	reads     lazy[*service.ConsoleReads]
 	team      lazy[*service.Team]
 	menu      lazy[*service.Menu]
+	reports   lazy[*service.Reports]
 	shop      lazy[instance.Shop]
 }
 
@@ -129,7 +130,7 @@ func AdminRouter(e *instance.Env) *apigw.Router {
 	s := &adminRoutes{
 		salon:   salon{token: e.AdminToken, keys: e.ConsoleKeys, accounts: e.Team},
 		cancels: e.Cancels, door: e.Door, moves: e.Moves, timetable: e.Timetable,
-		reads: e.ConsoleReads, team: e.Team, menu: e.Menu, shop: e.Shop,
+		reads: e.ConsoleReads, team: e.Team, menu: e.Menu, reports: e.Reports, shop: e.Shop,
 	}
 	rt := apigw.NewRouter(adminFunction.Name, e.Logger())
 	s.consoleRoutes(rt)
@@ -147,6 +148,8 @@ func AdminRouter(e *instance.Env) *apigw.Router {
 	rt.Handle("GET /admin/staff", admin(s.salon, s.team, s.listStaff))
 	rt.Handle("POST /admin/staff", admin(s.salon, s.team, s.createStaff))
 	rt.Handle("PATCH /admin/staff/{id}", admin(s.salon, s.team, s.updateStaff))
+	rt.Handle("GET /admin/reports", admin(s.salon, s.reports, s.report))
+	rt.Handle("GET /admin/reports.csv", admin(s.salon, s.reports, s.reportCSV))
 	s.menuRoutes(rt)
 	return rt
 }

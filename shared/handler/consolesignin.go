@@ -111,6 +111,9 @@ func (s *adminRoutes) gatherConsole(shop instance.Shop) (*consoleCall, error) {
 	if p.Menu, err = s.menu(); err != nil {
 		return nil, err
 	}
+	if p.Reports, err = s.reports(); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 

@@ -271,6 +271,11 @@ func (e *Env) Team() (*service.Team, error) {
 	return get(e, func(d *deps) *service.Team { return d.svc.Team })
 }
 
+// Reports are the owner's figures: the reports, the export, the day's takings.
+func (e *Env) Reports() (*service.Reports, error) {
+	return get(e, func(d *deps) *service.Reports { return d.svc.Reports })
+}
+
 func (e *Env) ReleaseRun() (*service.ReleaseRun, error) {
 	return get(e, func(d *deps) *service.ReleaseRun { return d.svc.ReleaseRun })
 }

@@ -30,6 +30,7 @@ import (
 // t_console_signout (until expiry).
 var growing = map[string]bool{
 	"t_booking": true, "t_audit": true, "t_notification": true, "t_customer": true, "t_slot": true, "t_signin_name": true, "t_booking_slot": true,
+	"t_money": true,
 }
 
 // sortPage is how many rows a statement may sort: the few one key finds (a
@@ -45,6 +46,10 @@ var boundedElsewhere = map[string]string{
 	// of the booking window (BOOKING_WINDOW_DAYS), since the run itself moves
 	// each past one on to no_show.
 	"ORDER BY ends, b.book_id LIMIT": "the confirmed bookings of the booking window",
+	// The owner's reports read the slots, bookings and money of their range
+	// (at most 366 days) and sum them unsorted: bounded by the range's
+	// traffic, whatever the history before it.
+	"ORDER BY NULL": "the slots, bookings and money of a report's range",
 }
 
 // planHistoryDays is the history the plan test explains on: four months of
@@ -459,6 +464,20 @@ func runEveryOperation(t *testing.T, ctx context.Context, plain, s *mysql.DB) ma
 	}
 	_, err = s.AuditOfBookings(ctx, dayIDs) // who did what on the console's day page
 	must("AuditOfBookings", err)
+	// The owner's reports: a month and a year of the history, its export,
+	// and a day's takings.
+	dbNow, err := plain.Now(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, days := range []int{31, 366} {
+		_, err = s.ReportFacts(ctx, dbNow.AddDate(0, 0, -days), dbNow)
+		must("ReportFacts", err)
+	}
+	_, err = s.ReportLines(ctx, dbNow.AddDate(0, 0, -31), dbNow)
+	must("ReportLines", err)
+	_, err = s.ReportMoney(ctx, from, from.Add(24*time.Hour))
+	must("ReportMoney", err)
 	_, _, err = s.CustomerHistory(ctx, c.ID, 50)
 	must("CustomerHistory", err)
 	_, err = s.SetCustomerNote(ctx, c.ID, "常客")

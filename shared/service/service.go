@@ -4,7 +4,7 @@
 // status-change path; this package decides which change to ask for.
 //
 // The behaviour is split by use case (Reservations, Cancels, Cashier, Door,
-// Moves, Timetable, Menu, ConsoleReads, Team, ReleaseRun, and the Notifier they share),
+// Moves, Timetable, Menu, ConsoleReads, Team, ReleaseRun, Reports, and the Notifier they share),
 // each a type over the small interface of the store methods it calls, declared
 // beside it; Common is what they all share: the policy, the shop's time zone, the
 // logger and the database's clock. New builds them once, over one store.
@@ -71,6 +71,7 @@ type Service struct {
 	*ConsoleReads
 	*Team
 	*ReleaseRun
+	*Reports
 }
 
 // New returns the service over store, with the default policy; the caller
@@ -95,6 +96,7 @@ func New(store Store) *Service {
 		ConsoleReads: &ConsoleReads{Common: c, store: store, notify: n, release: rel},
 		Team:         &Team{Common: c, store: store},
 		ReleaseRun:   rel,
+		Reports:      &Reports{Common: c, store: store},
 	}
 }
 

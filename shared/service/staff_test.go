@@ -281,6 +281,7 @@ func TestAdminActionsByRole(t *testing.T) {
 			return err
 		},
 		booking.ActionMenuView: func(ctx context.Context) error { _, err := svc.Technicians(ctx); return err },
+		booking.ActionReports:  func(ctx context.Context) error { _, err := svc.Report(ctx, "2026-03-01", "2026-03-31"); return err },
 	}
 	if len(actions) != len(booking.AdminActions) {
 		t.Fatalf("%d actions tested of %d", len(actions), len(booking.AdminActions))

@@ -198,6 +198,7 @@ type Store interface {
 	Audit
 	ConsoleSessions
 	StaffAccounts
+	ReportsStore
 	Now(ctx context.Context) (time.Time, error)
 	Ping(ctx context.Context) error
 	Classify(err error) error

@@ -101,6 +101,7 @@ func (c *Console) Routes() []Route {
 		{Pattern: "POST /admin/menu", Access: Change, Needs: booking.ActionMenu, Page: c.page(c.servicesChange)},
 		{Pattern: "GET /admin/techs", Access: SignedIn, Page: c.page(c.technicians)},
 		{Pattern: "POST /admin/techs", Access: Change, Needs: booking.ActionMenu, Page: c.page(c.techniciansChange)},
+		{Pattern: "GET /admin/report", Access: SignedIn, Needs: booking.ActionReports, Page: c.page(c.reports)},
 	}
 }
 
@@ -115,6 +116,7 @@ type Services struct {
 	Timetable *service.Timetable
 	Team      *service.Team
 	Menu      *service.Menu
+	Reports   *service.Reports
 	ShopName  string
 }
 

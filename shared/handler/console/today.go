@@ -64,6 +64,9 @@ type todayBody struct {
 	Now int64
 	// Calendar is the day by technician, nil when the salon has none.
 	Calendar *calendar
+	// Takings is the money that moved that day so far, the owner's (nil for
+	// staff).
+	Takings *takingsLine
 }
 
 func (c *Console) today(w http.ResponseWriter, q *Request) error {
@@ -99,6 +102,9 @@ func (c *Console) drawDay(w http.ResponseWriter, q *Request, day time.Time, refu
 	body := &todayBody{Date: day.Format(time.DateOnly), Weekday: weekdays[day.Weekday()],
 		Prev: from.AddDate(0, 0, -1).Format(time.DateOnly), Next: to.Format(time.DateOnly),
 		IsToday: day.Equal(c.shopDay(q))}
+	if body.Takings, err = q.dayTakings(day); err != nil {
+		return err
+	}
 	bySlot := map[int64][]bookingRow{}
 	for _, b := range bs {
 		row := q.row(b)

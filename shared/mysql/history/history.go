@@ -1,6 +1,6 @@
 // Package history writes a salon's past into a migrated, empty schema: years of
 // slots and bookings in every final status, with the audit trail, the
-// notifications, the refunds, the waitlists, the customers and the release runs
+// notifications, the refunds, the money ledger, the waitlists, the customers and the release runs
 // beside them, and the next days' schedule with its unfinished bookings. The
 // benchmark measures the product on it and the plan test explains the store's
 // statements on it, so both see the table sizes a salon (or a chain on one
@@ -69,13 +69,13 @@ const Batch = 1000
 
 // Counts are the rows written per table.
 type Counts struct {
-	Slots, Bookings, Audit, Notifications, Waitlist, Customers, ReleaseRuns, SigninFailures int
-	Seconds                                                                                 float64
+	Slots, Bookings, Audit, Notifications, Waitlist, Customers, ReleaseRuns, SigninFailures, Money int
+	Seconds                                                                                        float64
 }
 
 func (c Counts) String() string {
-	return fmt.Sprintf("%d slots, %d bookings, %d audit records, %d notifications, %d waitlist entries, %d customers, %d release runs in %.1f s",
-		c.Slots, c.Bookings, c.Audit, c.Notifications, c.Waitlist, c.Customers, c.ReleaseRuns, c.Seconds)
+	return fmt.Sprintf("%d slots, %d bookings, %d audit records, %d notifications, %d waitlist entries, %d customers, %d release runs, %d ledger rows in %.1f s",
+		c.Slots, c.Bookings, c.Audit, c.Notifications, c.Waitlist, c.Customers, c.ReleaseRuns, c.Money, c.Seconds)
 }
 
 // table is one table's rows on their way to the database.
@@ -132,7 +132,7 @@ func (t *table) write(ctx context.Context, db *sql.DB) error {
 func Load(ctx context.Context, db *sql.DB, spec Spec) (Counts, error) {
 	start := time.Now()
 	g := newGen(spec)
-	tables := []*table{g.services, g.technicians, g.techServices, g.slots, g.bookings, g.seats, g.audit, g.notifications, g.waitlist, g.customers, g.runs, g.failures}
+	tables := []*table{g.services, g.technicians, g.techServices, g.slots, g.bookings, g.seats, g.audit, g.notifications, g.waitlist, g.customers, g.runs, g.failures, g.money}
 	var wg sync.WaitGroup
 	errs := make([]error, len(tables))
 	for i, t := range tables {
@@ -158,7 +158,7 @@ func Load(ctx context.Context, db *sql.DB, spec Spec) (Counts, error) {
 		}
 	}
 	return Counts{Slots: g.slots.n, Bookings: g.bookings.n, Audit: g.audit.n, Notifications: g.notifications.n,
-		Waitlist: g.waitlist.n, Customers: g.customers.n, ReleaseRuns: g.runs.n, SigninFailures: g.failures.n,
+		Waitlist: g.waitlist.n, Customers: g.customers.n, ReleaseRuns: g.runs.n, SigninFailures: g.failures.n, Money: g.money.n,
 		Seconds: time.Since(start).Seconds()}, nil
 }
 
@@ -168,8 +168,8 @@ type gen struct {
 	spec Spec
 	rng  *rand.Rand
 
-	slots, bookings, seats, audit, notifications, waitlist, customers, runs, failures *table
-	services, technicians, techServices                                               *table
+	slots, bookings, seats, audit, notifications, waitlist, customers, runs, failures, money *table
+	services, technicians, techServices                                                      *table
 
 	slotID, bookID, auditID, notificationID int64
 	// nextActive hands each unfinished booking of the schedule ahead a
@@ -203,6 +203,8 @@ func newGen(spec Spec) *gen {
 		services:     newTable("t_service", "service_id", "name", "minutes", "price_fen", "deposit_fen", "active", "created_at", "updated_at"),
 		technicians:  newTable("t_technician", "technician_id", "name", "active", "staff_id", "created_at", "updated_at"),
 		techServices: newTable("t_technician_service", "technician_id", "service_id"),
+		money: newTable("t_money", "book_id", "kind", "amount_fen", "method", "out_trade_no", "transaction_id", "out_refund_no",
+			"refund_id", "actor", "created_at"),
 	}
 }
 
@@ -453,6 +455,33 @@ func (g *gen) booking(slot int64, start time.Time, price int64, past, holds bool
 		}
 	}
 
+	// Its money, as the ledger has it (migrations/0023_money.sql): the
+	// deposit WeChat Pay confirmed, the refund that succeeded, the deposit a
+	// no-show kept, and what a completed booking paid in the shop at checkout
+	// (the full price less the deposit) when she left.
+	if paid {
+		g.money.rows <- []any{id, "deposit", amount, "wechatpay", tradeNo, txID, nil, nil, "wechatpay", paidAt}
+	}
+	if refunded && refundStatus == string(booking.RefundSucceeded) {
+		g.money.rows <- []any{id, "refund", amount, "wechatpay", tradeNo, nil, refundNo, refundID, "wechatpay", refundedAt}
+	}
+	if paid && status == booking.StatusNoShow {
+		g.money.rows <- []any{id, "kept", amount, "wechatpay", tradeNo, nil, nil, nil, "system", start.Add(time.Hour)}
+	}
+	if status == booking.StatusCompleted {
+		full, length := price, 90*time.Minute
+		if span != nil {
+			full, length = span.priceFen, time.Duration(span.minutes)*time.Minute
+		}
+		if left := full - amount; left > 0 {
+			leftAt := start.Add(length)
+			if leftAt.After(now) {
+				leftAt = now.Add(-time.Minute)
+			}
+			g.money.rows <- []any{id, "balance", left, shopMethods[r.IntN(len(shopMethods))], nil, nil, nil, nil, booking.ActorSalon, leftAt}
+		}
+	}
+
 	// The audit trail of that life, and the messages the customer got.
 	actor := booking.ActorCustomer
 	event := booking.EventReserve
@@ -496,6 +525,9 @@ func (g *gen) booking(slot int64, start time.Time, price int64, past, holds bool
 	}
 	return 0
 }
+
+// shopMethods are how a history's customers pay in the shop.
+var shopMethods = []string{"wechat", "alipay", "cash", "card"}
 
 // auditRow writes one audit record; records older than a minute were shipped
 // to CLS a minute after they were written.

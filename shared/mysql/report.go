@@ -1,0 +1,200 @@
+package mysql
+
+import (
+	"context"
+	"database/sql"
+	"time"
+
+	"salon/shared/booking"
+)
+
+// The owner's reports read the ledger t_money and the bookings; they write
+// nothing. Each statement is bounded by the range, never by the tables: the
+// bookings through their slots' starts (idx_slot_start, then
+// idx_booking_slot), the money by its time (idx_money_day), a booking's
+// money and audit by its id (idx_money_booking, idx_audit_book). Sums come by
+// the quarter hour counted from the range's start (booking.ReportBucket);
+// package booking says which shop day each is. They are grouped without a
+// sort (ORDER BY NULL): the caller puts the groups in order.
+
+// reportSnapshot is one read-only snapshot: the figures of a report agree
+// with each other even while bookings change.
+var reportSnapshot = &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}
+
+// quarterOf is the bucket of the SQL time expression at, counted from the
+// first parameter (the range's start).
+func quarterOf(at string) string {
+	return `TIMESTAMPDIFF(MINUTE, ?, ` + at + `) DIV 15`
+}
+
+// bookingTakings is what booking b brought in, by its ledger rows: deposits
+// and shop payments less refunds (kept rows move no money).
+const bookingTakings = `(SELECT COALESCE(SUM(CASE m.kind WHEN 'refund' THEN -m.amount_fen WHEN 'kept' THEN 0 ELSE m.amount_fen END), 0)
+	FROM t_money m WHERE m.book_id = b.book_id)`
+
+// lateCancel is whether booking b is a late cancel: cancelled, and its audit
+// trail has the event late_cancel or its deposit was kept.
+const lateCancel = `(b.status = 3 AND (EXISTS (SELECT 1 FROM t_audit a WHERE a.book_id = b.book_id AND a.event = 'late_cancel')
+	OR EXISTS (SELECT 1 FROM t_money k WHERE k.book_id = b.book_id AND k.kind = 'kept')))`
+
+// ReportFacts reads a report's sums for [start, end) in one snapshot: the
+// bookings by the quarter hour their slot starts, status and late cancel; the
+// money by the quarter hour it moved; the completed bookings by technician and
+// service with their minutes and takings.
+func (db *DB) ReportFacts(ctx context.Context, start, end time.Time) (booking.ReportFacts, error) {
+	var f booking.ReportFacts
+	err := db.transact(ctx, reportSnapshot, func(tx *sql.Tx) error {
+		f = booking.ReportFacts{}
+		var err error
+		if f.Bookings, err = reportBookings(ctx, tx, start, end); err != nil {
+			return err
+		}
+		if f.Money, err = reportMoney(ctx, tx, start, end); err != nil {
+			return err
+		}
+		f.Completed, err = reportCompleted(ctx, tx, start, end)
+		return err
+	})
+	return f, err
+}
+
+// ReportMoney is the money that moved in [start, end), by the quarter hour
+// (the day page's takings so far).
+func (db *DB) ReportMoney(ctx context.Context, start, end time.Time) ([]booking.ReportMoneySum, error) {
+	return reportMoney(ctx, db.db, start, end)
+}
+
+func reportBookings(ctx context.Context, q querier, start, end time.Time) ([]booking.ReportBookingCount, error) {
+	start, end = start.UTC(), end.UTC()
+	rows, err := q.QueryContext(ctx, `SELECT `+quarterOf("s.start_at")+` AS q, b.status, `+lateCancel+` AS late, COUNT(*)
+		FROM t_slot s JOIN t_booking b ON b.slot_id = s.slot_id
+		WHERE s.start_at >= ? AND s.start_at < ?
+		GROUP BY q, b.status, late ORDER BY NULL`, start, start, end)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []booking.ReportBookingCount
+	for rows.Next() {
+		var c booking.ReportBookingCount
+		var q int64
+		if err := rows.Scan(&q, &c.Status, &c.LateCancel, &c.N); err != nil {
+			return nil, err
+		}
+		c.At = start.Add(time.Duration(q) * booking.ReportBucket)
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+func reportMoney(ctx context.Context, q querier, start, end time.Time) ([]booking.ReportMoneySum, error) {
+	start, end = start.UTC(), end.UTC()
+	rows, err := q.QueryContext(ctx, `SELECT `+quarterOf("created_at")+` AS q,
+		SUM(IF(kind = 'deposit', amount_fen, 0)), SUM(IF(kind = 'balance', amount_fen, 0)),
+		SUM(IF(kind = 'refund', amount_fen, 0)), SUM(IF(kind = 'kept', amount_fen, 0))
+		FROM t_money WHERE created_at >= ? AND created_at < ?
+		GROUP BY q ORDER BY NULL`, start, start, end)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []booking.ReportMoneySum
+	for rows.Next() {
+		var m booking.ReportMoneySum
+		var q int64
+		if err := rows.Scan(&q, &m.OnlineFen, &m.ShopFen, &m.RefundedFen, &m.KeptFen); err != nil {
+			return nil, err
+		}
+		m.At = start.Add(time.Duration(q) * booking.ReportBucket)
+		out = append(out, m)
+	}
+	return out, rows.Err()
+}
+
+func reportCompleted(ctx context.Context, q querier, start, end time.Time) ([]booking.ReportCompleted, error) {
+	rows, err := q.QueryContext(ctx, `SELECT COALESCE(x.technician_id, 0), COALESCE(tc.name, ''), COALESCE(x.service_id, 0), COALESCE(sv.name, ''),
+			COUNT(*), COALESCE(SUM(x.minutes), 0), COALESCE(SUM(x.takings), 0)
+		FROM (SELECT b.technician_id, b.service_id, COALESCE(b.minutes, TIMESTAMPDIFF(MINUTE, s.start_at, s.end_at)) AS minutes,
+				`+bookingTakings+` AS takings
+			FROM t_slot s JOIN t_booking b ON b.slot_id = s.slot_id
+			WHERE s.start_at >= ? AND s.start_at < ? AND b.status = ?) x
+		LEFT JOIN t_technician tc ON tc.technician_id = x.technician_id
+		LEFT JOIN t_service sv ON sv.service_id = x.service_id
+		GROUP BY x.technician_id, tc.name, x.service_id, sv.name ORDER BY NULL`, start.UTC(), end.UTC(), booking.StatusCompleted)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []booking.ReportCompleted
+	for rows.Next() {
+		var c booking.ReportCompleted
+		if err := rows.Scan(&c.TechnicianID, &c.TechnicianName, &c.ServiceID, &c.ServiceName,
+			&c.Completed, &c.Minutes, &c.TakingsFen); err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// ReportLines returns the bookings whose slot starts in [start, end), by
+// start then id, each with the money of its ledger rows (the CSV export).
+func (db *DB) ReportLines(ctx context.Context, start, end time.Time) ([]booking.ReportLine, error) {
+	var lines []booking.ReportLine
+	err := db.transact(ctx, reportSnapshot, func(tx *sql.Tx) error {
+		lines = nil
+		rows, err := tx.QueryContext(ctx, `SELECT `+bookingColumns+bookingFrom+
+			`WHERE s.start_at >= ? AND s.start_at < ? ORDER BY s.start_at, b.book_id`, start.UTC(), end.UTC())
+		if err != nil {
+			return err
+		}
+		byID := map[int64]int{}
+		for rows.Next() {
+			b, err := scanBooking(rows)
+			if err != nil {
+				rows.Close()
+				return err
+			}
+			byID[b.ID] = len(lines)
+			lines = append(lines, booking.ReportLine{B: b})
+		}
+		if err := rows.Close(); err != nil {
+			return err
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		rows, err = tx.QueryContext(ctx, `SELECT m.book_id, m.kind, MAX(m.method), SUM(m.amount_fen)
+			FROM t_slot s JOIN t_booking b ON b.slot_id = s.slot_id JOIN t_money m ON m.book_id = b.book_id
+			WHERE s.start_at >= ? AND s.start_at < ?
+			GROUP BY m.book_id, m.kind ORDER BY NULL`, start.UTC(), end.UTC())
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id, fen int64
+			var kind, method string
+			if err := rows.Scan(&id, &kind, &method, &fen); err != nil {
+				return err
+			}
+			i, ok := byID[id]
+			if !ok {
+				continue
+			}
+			l := &lines[i]
+			switch kind {
+			case "deposit":
+				l.DepositFen = fen
+			case "balance":
+				l.BalanceFen, l.BalanceMethod = fen, method
+			case "refund":
+				l.RefundedFen = fen
+			case "kept":
+				l.KeptFen = fen
+			}
+		}
+		return rows.Err()
+	})
+	return lines, err
+}
