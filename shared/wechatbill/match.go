@@ -162,3 +162,16 @@ func difference(outTradeNo, outRefundNo string, refund bool, kind string, ours, 
 	}
 	return Difference{OutTradeNo: outTradeNo, OutRefundNo: outRefundNo, Kind: kind, OursFen: ours, TheirsFen: theirs}
 }
+
+// Day is the window of a bill's date (yyyy-mm-dd): WeChat cuts its bills at
+// midnight of its own time zone (UTC+8), whatever the shop's.
+func Day(date string) (Window, error) {
+	start, err := time.ParseInLocation(time.DateOnly, date, billZone)
+	if err != nil {
+		return Window{}, err
+	}
+	return Window{Start: start, End: start.AddDate(0, 0, 1)}, nil
+}
+
+// DateOf is the bill date t falls on.
+func DateOf(t time.Time) string { return t.In(billZone).Format(time.DateOnly) }
