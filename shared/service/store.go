@@ -193,6 +193,7 @@ type Store interface {
 	Audit
 	ConsoleSessions
 	StaffAccounts
+	ReconciliationStore
 	Now(ctx context.Context) (time.Time, error)
 	Ping(ctx context.Context) error
 	Classify(err error) error

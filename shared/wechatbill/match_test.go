@@ -12,7 +12,9 @@ func TestMatch(t *testing.T) {
 	shanghai := time.FixedZone("CST", 8*3600)
 	start := time.Date(2026, 12, 3, 0, 0, 0, 0, shanghai)
 	w := wechatbill.Window{Start: start, End: start.AddDate(0, 0, 1)}
-	at := func(h, m, s int) time.Time { return start.Add(time.Duration(h)*time.Hour + time.Duration(m)*time.Minute + time.Duration(s)*time.Second) }
+	at := func(h, m, s int) time.Time {
+		return start.Add(time.Duration(h)*time.Hour + time.Duration(m)*time.Minute + time.Duration(s)*time.Second)
+	}
 	pay := func(no string, fen int64, when time.Time) wechatbill.Line {
 		return wechatbill.Line{TradeTime: when, OutTradeNo: no, TradeState: "SUCCESS", SettlementFen: fen, FeeFen: fen * 6 / 1000}
 	}
@@ -93,4 +95,39 @@ func show(ds []wechatbill.Difference) string {
 		s += d.Kind + " " + d.OutTradeNo + "/" + d.OutRefundNo + " ours " + v(d.OursFen) + " theirs " + v(d.TheirsFen) + "; "
 	}
 	return "[" + s + "]"
+}
+
+// TestDue: when the release run attempts a bill date.
+func TestDue(t *testing.T) {
+	shop := time.FixedZone("CST", 8*3600)
+	day := time.Date(2026, 12, 3, 0, 0, 0, 0, shop)
+	at := func(d, h, m int) time.Time { return day.AddDate(0, 0, d).Add(time.Duration(h)*time.Hour + time.Duration(m)*time.Minute) }
+	stored := func(status string, attempted time.Time) *wechatbill.DayResult {
+		return &wechatbill.DayResult{Status: status, AttemptedAt: attempted}
+	}
+	for _, tt := range []struct {
+		name   string
+		stored *wechatbill.DayResult
+		now    time.Time
+		want   bool
+	}{
+		{"the day itself", nil, at(0, 23, 0), false},
+		{"the next day before BILL_AFTER", nil, at(1, 9, 59), false},
+		{"the next day at BILL_AFTER", nil, at(1, 10, 0), true},
+		{"two days later, never run", nil, at(2, 1, 0), true},
+		{"matched", stored("matched", at(1, 10, 0)), at(1, 11, 0), false},
+		{"matched, days later", stored("matched", at(1, 10, 0)), at(2, 12, 0), false},
+		{"differences, within the hour", stored("differences", at(1, 10, 0)), at(1, 10, 59), false},
+		{"differences, an hour later", stored("differences", at(1, 10, 0)), at(1, 11, 0), true},
+		{"failed, an hour later", stored("failed", at(1, 10, 0)), at(1, 11, 0), true},
+		{"failed, on the third day", stored("failed", at(2, 10, 0)), at(3, 23, 59), true},
+		{"failed, three days passed", stored("failed", at(3, 10, 0)), at(4, 0, 1), false},
+	} {
+		if got := wechatbill.Due("2026-12-03", tt.stored, tt.now, shop, 10*time.Hour); got != tt.want {
+			t.Errorf("%s: Due = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+	if got := wechatbill.DueDates(at(3, 10, 0)); len(got) != 3 || got[0] != "2026-12-03" || got[2] != "2026-12-05" {
+		t.Errorf("DueDates = %v", got)
+	}
 }

@@ -12,11 +12,13 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"salon/shared/wechatbill"
 )
 
 // ErrNoStatement is TradeBill's answer when WeChat has no bill for the day
 // (NO_STATEMENT_EXIST): the merchant took and refunded nothing that day.
-var ErrNoStatement = errors.New("wechatpay: no trade bill for that day (NO_STATEMENT_EXIST)")
+var ErrNoStatement = wechatbill.ErrNoStatement
 
 // ErrBillHash is TradeBill's answer when the downloaded file's SHA1 is not
 // the hash_value of the signed answer: the bytes are not WeChat's bill.
