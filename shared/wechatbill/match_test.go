@@ -101,7 +101,9 @@ func show(ds []wechatbill.Difference) string {
 func TestDue(t *testing.T) {
 	shop := time.FixedZone("CST", 8*3600)
 	day := time.Date(2026, 12, 3, 0, 0, 0, 0, shop)
-	at := func(d, h, m int) time.Time { return day.AddDate(0, 0, d).Add(time.Duration(h)*time.Hour + time.Duration(m)*time.Minute) }
+	at := func(d, h, m int) time.Time {
+		return day.AddDate(0, 0, d).Add(time.Duration(h)*time.Hour + time.Duration(m)*time.Minute)
+	}
 	stored := func(status string, attempted time.Time) *wechatbill.DayResult {
 		return &wechatbill.DayResult{Status: status, AttemptedAt: attempted}
 	}
