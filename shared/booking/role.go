@@ -23,11 +23,14 @@ const (
 	// time off. ActionMenuView reads them (the salon's lists).
 	ActionMenu     AdminAction = "menu"
 	ActionMenuView AdminAction = "menu_view"
+	// ActionReconcile reads and runs the reconciliation with WeChat Pay's
+	// bills: the salon's money, the owner's.
+	ActionReconcile AdminAction = "reconcile"
 )
 
 // AdminActions is every admin action.
 var AdminActions = []AdminAction{ActionCheckIn, ActionNoShow, ActionWalkIn, ActionReschedule, ActionNote,
-	ActionCancelUnpaid, ActionCancel, ActionSchedule, ActionSlotChange, ActionStaff, ActionMenu, ActionMenuView}
+	ActionCancelUnpaid, ActionCancel, ActionSchedule, ActionSlotChange, ActionStaff, ActionMenu, ActionMenuView, ActionReconcile}
 
 // staffMay is what a staff member (not the owner) may do: the work at the
 // counter, and reading the menu. Money going back, the schedule, the menu and

@@ -147,6 +147,7 @@ func AdminRouter(e *instance.Env) *apigw.Router {
 	rt.Handle("POST /admin/staff", admin(s.salon, s.team, s.createStaff))
 	rt.Handle("PATCH /admin/staff/{id}", admin(s.salon, s.team, s.updateStaff))
 	s.menuRoutes(rt)
+	s.reconciliationRoutes(rt, e)
 	return rt
 }
 
