@@ -26,6 +26,7 @@ type adminRoutes struct {
 	team      lazy[*service.Team]
 	menu      lazy[*service.Menu]
 	shop      lazy[instance.Shop]
+	bills     lazy[*service.Reconciliation] // set by reconciliationRoutes
 }
 
 // walkIn books someone at the counter or on the phone: 201 with the booking,

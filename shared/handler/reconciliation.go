@@ -13,7 +13,9 @@ import (
 )
 
 // reconciliationRoutes registers the routes of this file on the admin router.
+// The console's health page shows the last days' results (s.bills).
 func (s *adminRoutes) reconciliationRoutes(rt *apigw.Router, e *instance.Env) {
+	s.bills = e.Reconciliation
 	rt.Handle("GET /admin/reconciliation", admin(s.salon, e.Reconciliation, s.reconciliationDay))
 	rt.Handle("POST /admin/reconciliation", admin(s.salon, e.Reconciliation, s.runReconciliation))
 }

@@ -114,7 +114,10 @@ type Services struct {
 	Timetable *service.Timetable
 	Team      *service.Team
 	Menu      *service.Menu
-	ShopName  string
+	// Bills is the reconciliation with WeChat Pay's bills, shown to the owner
+	// on the health page; nil: not shown.
+	Bills    *service.Reconciliation
+	ShopName string
 }
 
 // Request is one console request as the admin function's authentication hands
