@@ -401,6 +401,8 @@ func (e *Env) build() (*deps, error) {
 		switch {
 		case err == nil:
 			d.pay, d.svc.Pay, d.svc.MchID, d.svc.Bills = pay, pay, mchID, pay
+			// Only the local simulator serves today's bill.
+			d.svc.RunToday = cfg.Dev
 		case e.uses("WECHATPAY_MCHID"):
 			store.Close()
 			return nil, booking.Errorf(booking.EINTERNAL, "%v", err)
