@@ -710,6 +710,24 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/reconciliation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** What the reconciliation with WeChat Pay's trade bill found for a bill date (owner); not_yet when it never ran. */
+        get: operations["reconciliationDay"];
+        put?: never;
+        /** Runs the reconciliation of a bill date now (owner), whatever was recorded; today answers not_yet without asking WeChat, a later date 400. */
+        post: operations["runReconciliation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin": {
         parameters: {
             query?: never;
@@ -1442,6 +1460,39 @@ export interface components {
             date: components["schemas"]["Date"];
             from: components["schemas"]["Clock"];
             to: components["schemas"]["Clock"];
+        };
+        ReconciliationRequest: {
+            date: components["schemas"]["Date"];
+        };
+        /** @description A bill date matched with the ledger's online rows (WeChat Pay deposits and refunds). */
+        Reconciliation: {
+            date: components["schemas"]["Date"];
+            /**
+             * @description matched: every line has its ledger row, same amount; differences: see differences; not_yet: never run (or today); failed: the bill could not be had (WeChat down, a bad hash).
+             * @enum {string}
+             */
+            status: "matched" | "differences" | "not_yet" | "failed";
+            /** @description The bill's detail lines (payments and refunds). */
+            billRows: number;
+            /** @description Lines paired with a ledger row of the same amount. */
+            matched: number;
+            /** @description WeChat's fees of the day's lines, in fen (a refund returns its fee). */
+            feesFen: number;
+            differences: components["schemas"]["BillDifference"][];
+        };
+        BillDifference: {
+            outTradeNo: string;
+            /** @description The refund's number; null for a payment. */
+            outRefundNo: string | null;
+            /**
+             * @description missing_here: in the bill, not in the ledger; missing_in_bill: in the ledger, not in the bill; amount: both, different amounts.
+             * @enum {string}
+             */
+            kind: "missing_here" | "missing_in_bill" | "amount";
+            /** @description The ledger's amount; null when the ledger has none. */
+            oursFen: number | null;
+            /** @description The bill's amount; null when the bill has none. */
+            theirsFen: number | null;
         };
         TimeOffAnswer: {
             /** @description The cells this request closed; cells closed already are not counted. */
@@ -3384,6 +3435,65 @@ export interface operations {
                     "application/json": components["schemas"]["Error409TimeOff"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    reconciliationDay: {
+        parameters: {
+            query: {
+                /** @description The bill date, WeChat Pay's day (UTC+8). */
+                date: components["schemas"]["Date"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The day's result. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Reconciliation"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    runReconciliation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReconciliationRequest"];
+            };
+        };
+        responses: {
+            /** @description What this run found (failed when the bill could not be had; tried again by the release run). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Reconciliation"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             413: components["responses"]["PayloadTooLarge"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];

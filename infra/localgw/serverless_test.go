@@ -58,6 +58,8 @@ var wantRoutes = map[string]string{
 	"PATCH /admin/technicians/{id}":        "admin",
 	"POST /admin/technicians/{id}/hours":   "admin",
 	"POST /admin/technicians/{id}/off":     "admin",
+	"GET /admin/reconciliation":            "admin",
+	"POST /admin/reconciliation":           "admin",
 	// "GET /admin/ and below": the salon console's pages and forms.
 	"GET /admin":               "admin",
 	"GET /admin/door":          "admin",

@@ -28,11 +28,14 @@ const (
 	// ActionReports reads the owner's figures: the reports, the bookings'
 	// export and the day's takings.
 	ActionReports AdminAction = "reports"
+	// ActionReconcile reads and runs the reconciliation with WeChat Pay's
+	// bills: the salon's money, the owner's.
+	ActionReconcile AdminAction = "reconcile"
 )
 
 // AdminActions is every admin action.
 var AdminActions = []AdminAction{ActionCheckIn, ActionNoShow, ActionWalkIn, ActionReschedule, ActionNote, ActionCheckout,
-	ActionCancelUnpaid, ActionCancel, ActionSchedule, ActionSlotChange, ActionStaff, ActionMenu, ActionMenuView, ActionReports}
+	ActionCancelUnpaid, ActionCancel, ActionSchedule, ActionSlotChange, ActionStaff, ActionMenu, ActionMenuView, ActionReports, ActionReconcile}
 
 // staffMay is what a staff member (not the owner) may do: the work at the
 // counter, and reading the menu. Money going back, the schedule, the menu and

@@ -150,7 +150,7 @@ func TestSignInAddress(t *testing.T) {
 func TestRoleMay(t *testing.T) {
 	want := map[AdminAction]bool{ActionCheckIn: true, ActionNoShow: true, ActionWalkIn: true, ActionReschedule: true, ActionNote: true,
 		ActionCheckout: true, ActionCancelUnpaid: true, ActionCancel: false, ActionSchedule: false, ActionSlotChange: false, ActionStaff: false,
-		ActionMenu: false, ActionMenuView: true, ActionReports: false}
+		ActionMenu: false, ActionMenuView: true, ActionReports: false, ActionReconcile: false}
 	if len(want) != len(AdminActions) {
 		t.Fatalf("the table names %d actions of %d", len(want), len(AdminActions))
 	}

@@ -312,6 +312,7 @@ type Policy struct {
 	RescheduleLimit    int           // RESCHEDULE_LIMIT: how often a customer may move one booking
 	AuditRetentionDays int           // AUDIT_RETENTION_DAYS: the release run deletes audit records CLS accepted this many days ago; 0 keeps them
 	GridMinutes        int           // GRID_MINUTES: the length of a technician's cell; divides 60
+	BillAfter          time.Duration // BILL_AFTER: from the shop's midnight, when the release run fetches yesterday's WeChat Pay bill
 }
 
 // DefaultPolicy is each setting's default, as the configuration table lists it.
@@ -327,6 +328,7 @@ var DefaultPolicy = Policy{
 	RescheduleLimit:    1,
 	AuditRetentionDays: 180,
 	GridMinutes:        DefaultGridMinutes,
+	BillAfter:          10 * time.Hour,
 }
 
 // NotificationRetention is how long a finished notification (sent, refused,

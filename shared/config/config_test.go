@@ -99,6 +99,12 @@ func TestBadValues(t *testing.T) {
 		{"NO_SHOW_GRACE", "-1m", ""},
 		{"NO_SHOW_LIMIT", "-1", ""},
 		{"REFUND_QUERY_AFTER", "0", ""},
+		{"BILL_AFTER", "10", ""},
+		{"BILL_AFTER", "9:30", ""},
+		{"BILL_AFTER", "24:00", ""},
+		{"BILL_AFTER", "10:60", ""},
+		{"BILL_AFTER", "10:00:00", ""},
+		{"BILL_AFTER", "10h", ""},
 		{"WX_API_BASE", "api.weixin.qq.com", ""},
 		{"WX_API_BASE", "ftp://api.weixin.qq.com", ""},
 		{"WX_API_BASE", "https://", ""},
@@ -378,5 +384,24 @@ func TestGridMinutes(t *testing.T) {
 	}
 	if uses, _ := FunctionSettings(FunctionLogin); slices.Contains(uses, "GRID_MINUTES") {
 		t.Error("login uses GRID_MINUTES")
+	}
+}
+
+// TestBillAfter: BILL_AFTER defaults to 10:00, takes HH:MM of the shop's day,
+// and is the release run's alone.
+func TestBillAfter(t *testing.T) {
+	env := func(v string) func(string) string {
+		return func(k string) string { return map[string]string{"BILL_AFTER": v}[k] }
+	}
+	for v, want := range map[string]time.Duration{"": 10 * time.Hour, "09:30": 9*time.Hour + 30*time.Minute, "00:00": 0, "23:59": 23*time.Hour + 59*time.Minute} {
+		if c, err := LoadFor(env(v), []string{"BILL_AFTER"}); err != nil || c.BillAfter != want {
+			t.Errorf("BILL_AFTER=%q: %v %v, want %v", v, c, err, want)
+		}
+	}
+	if uses, _ := FunctionSettings(FunctionRelease); !slices.Contains(uses, "BILL_AFTER") {
+		t.Error("the release run does not use BILL_AFTER")
+	}
+	if uses, _ := FunctionSettings(FunctionPayNotify); slices.Contains(uses, "BILL_AFTER") {
+		t.Error("payment notifications use BILL_AFTER: a bad one would stop them")
 	}
 }

@@ -27,6 +27,7 @@ type adminRoutes struct {
 	menu      lazy[*service.Menu]
 	reports   lazy[*service.Reports]
 	shop      lazy[instance.Shop]
+	bills     lazy[*service.Reconciliation] // set by reconciliationRoutes
 }
 
 // walkIn books someone at the counter or on the phone: 201 with the booking,
@@ -151,6 +152,7 @@ func AdminRouter(e *instance.Env) *apigw.Router {
 	rt.Handle("GET /admin/reports", admin(s.salon, s.reports, s.report))
 	rt.Handle("GET /admin/reports.csv", admin(s.salon, s.reports, s.reportCSV))
 	s.menuRoutes(rt)
+	s.reconciliationRoutes(rt, e)
 	return rt
 }
 

@@ -114,6 +114,11 @@ func (s *adminRoutes) gatherConsole(shop instance.Shop) (*consoleCall, error) {
 	if p.Reports, err = s.reports(); err != nil {
 		return nil, err
 	}
+	if s.bills != nil {
+		if p.Bills, err = s.bills(); err != nil {
+			return nil, err
+		}
+	}
 	return c, nil
 }
 

@@ -280,6 +280,10 @@ func (e *Env) ReleaseRun() (*service.ReleaseRun, error) {
 	return get(e, func(d *deps) *service.ReleaseRun { return d.svc.ReleaseRun })
 }
 
+func (e *Env) Reconciliation() (*service.Reconciliation, error) {
+	return get(e, func(d *deps) *service.Reconciliation { return d.svc.Reconciliation })
+}
+
 // Service is every use case over the function's store, for the tests and the
 // local tools that set up what a request will find. The routers are given
 // only the getters of the use cases they call.
@@ -401,7 +405,9 @@ func (e *Env) build() (*deps, error) {
 		pay, mchID, err := e.weChatPay()
 		switch {
 		case err == nil:
-			d.pay, d.svc.Pay, d.svc.MchID = pay, pay, mchID
+			d.pay, d.svc.Pay, d.svc.MchID, d.svc.Bills = pay, pay, mchID, pay
+			// Only the local simulator serves today's bill.
+			d.svc.RunToday = cfg.Dev
 		case e.uses("WECHATPAY_MCHID"):
 			store.Close()
 			return nil, booking.Errorf(booking.EINTERNAL, "%v", err)

@@ -19,6 +19,7 @@ type ReleaseRun struct {
 	store   ReleaseRunStore
 	cashier *Cashier
 	notify  *Notifier
+	bills   *Reconciliation
 
 	Shipper   AuditShipper // nil: the audit stays in MySQL only
 	AuditOut  AuditWriter  // one line per shipped record (stdout on SCF); nil: none
@@ -176,9 +177,35 @@ func (s *ReleaseRun) Release(ctx context.Context) (sum Summary, err error) {
 	if err := s.Reconcile(ctx); err != nil {
 		log.Error("reconciliation failed", "err", err.Error())
 	}
+	s.reconcileBills(ctx, stopAt)
 	sum.Audited, _ = s.shipAudit(ctx, SourceRelease)
 	s.prune(ctx, stopAt, &sum)
 	return sum, nil
+}
+
+// billBudget bounds the release run's reconciliation with WeChat Pay's bills:
+// a day's two calls (three at a day's edge) and its few statements. Each call
+// is bounded by WeChat Pay's call timeout besides.
+const billBudget = 15 * time.Second
+
+// reconcileBills runs the reconciliation of the bill days that are due, within
+// billBudget and the run's own budget. A failure is logged and never fails the
+// run's other work: the day is tried again by a later run.
+func (s *ReleaseRun) reconcileBills(ctx context.Context, stopAt time.Time) {
+	if s.bills == nil || s.bills.Bills == nil || !time.Now().Before(stopAt) {
+		return
+	}
+	deadline := time.Now().Add(billBudget)
+	if stopAt.Before(deadline) {
+		deadline = stopAt
+	}
+	bctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	if n, err := s.bills.RunDue(bctx); err != nil {
+		s.logger(ctx).Warn("reconciliation with WeChat Pay's bill failed; the next run tries again", "err", err.Error())
+	} else if n > 0 {
+		s.logger(ctx).Info("bill days reconciled", "days", n)
+	}
 }
 
 // prune deletes what the database no longer needs to keep, in small batches

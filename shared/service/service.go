@@ -4,7 +4,8 @@
 // status-change path; this package decides which change to ask for.
 //
 // The behaviour is split by use case (Reservations, Cancels, Cashier, Door,
-// Moves, Timetable, Menu, ConsoleReads, Team, ReleaseRun, Reports, and the Notifier they share),
+// Moves, Timetable, Menu, ConsoleReads, Team, ReleaseRun, Reports, Reconciliation,
+// and the Notifier they share),
 // each a type over the small interface of the store methods it calls, declared
 // beside it; Common is what they all share: the policy, the shop's time zone, the
 // logger and the database's clock. New builds them once, over one store.
@@ -72,6 +73,7 @@ type Service struct {
 	*Team
 	*ReleaseRun
 	*Reports
+	*Reconciliation
 }
 
 // New returns the service over store, with the default policy; the caller
@@ -82,21 +84,23 @@ func New(store Store) *Service {
 	c := &Common{base: store, Policy: booking.DefaultPolicy, Loc: time.UTC}
 	n := &Notifier{Common: c, store: store}
 	pay := &Cashier{Common: c, store: store, notify: n}
-	rel := &ReleaseRun{Common: c, store: store, cashier: pay, notify: n}
+	bills := &Reconciliation{Common: c, store: store}
+	rel := &ReleaseRun{Common: c, store: store, cashier: pay, notify: n, bills: bills}
 	return &Service{
-		Common:       c,
-		Notifier:     n,
-		Cashier:      pay,
-		Reservations: &Reservations{Common: c, store: store, cashier: pay, notify: n},
-		Cancels:      &Cancels{Common: c, store: store, cashier: pay, notify: n},
-		Door:         &Door{Common: c, store: store},
-		Moves:        &Moves{Common: c, store: store, notify: n},
-		Timetable:    &Timetable{Common: c, store: store, notify: n},
-		Menu:         &Menu{Common: c, store: store},
-		ConsoleReads: &ConsoleReads{Common: c, store: store, notify: n, release: rel},
-		Team:         &Team{Common: c, store: store},
-		ReleaseRun:   rel,
-		Reports:      &Reports{Common: c, store: store},
+		Common:         c,
+		Notifier:       n,
+		Cashier:        pay,
+		Reservations:   &Reservations{Common: c, store: store, cashier: pay, notify: n},
+		Cancels:        &Cancels{Common: c, store: store, cashier: pay, notify: n},
+		Door:           &Door{Common: c, store: store},
+		Moves:          &Moves{Common: c, store: store, notify: n},
+		Timetable:      &Timetable{Common: c, store: store, notify: n},
+		Menu:           &Menu{Common: c, store: store},
+		ConsoleReads:   &ConsoleReads{Common: c, store: store, notify: n, release: rel},
+		Team:           &Team{Common: c, store: store},
+		ReleaseRun:     rel,
+		Reports:        &Reports{Common: c, store: store},
+		Reconciliation: bills,
 	}
 }
 

@@ -280,8 +280,9 @@ func TestAdminActionsByRole(t *testing.T) {
 			_, err := svc.UpdateService(ctx, 999999, booking.ServiceUpdate{Active: &open})
 			return err
 		},
-		booking.ActionMenuView: func(ctx context.Context) error { _, err := svc.Technicians(ctx); return err },
-		booking.ActionReports:  func(ctx context.Context) error { _, err := svc.Report(ctx, "2026-03-01", "2026-03-31"); return err },
+		booking.ActionMenuView:  func(ctx context.Context) error { _, err := svc.Technicians(ctx); return err },
+		booking.ActionReports:   func(ctx context.Context) error { _, err := svc.Report(ctx, "2026-03-01", "2026-03-31"); return err },
+		booking.ActionReconcile: func(ctx context.Context) error { _, err := svc.Reconciliation.Day(ctx, "2026-01-01"); return err },
 	}
 	if len(actions) != len(booking.AdminActions) {
 		t.Fatalf("%d actions tested of %d", len(actions), len(booking.AdminActions))

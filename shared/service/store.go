@@ -199,6 +199,7 @@ type Store interface {
 	ConsoleSessions
 	StaffAccounts
 	ReportsStore
+	ReconciliationStore
 	Now(ctx context.Context) (time.Time, error)
 	Ping(ctx context.Context) error
 	Classify(err error) error

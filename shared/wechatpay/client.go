@@ -29,6 +29,7 @@ import (
 
 	"github.com/wechatpay-apiv3/wechatpay-go/core"
 	"github.com/wechatpay-apiv3/wechatpay-go/core/auth"
+	"github.com/wechatpay-apiv3/wechatpay-go/core/auth/validators"
 	"github.com/wechatpay-apiv3/wechatpay-go/core/auth/verifiers"
 	"github.com/wechatpay-apiv3/wechatpay-go/core/downloader"
 	"github.com/wechatpay-apiv3/wechatpay-go/core/notify"
@@ -72,6 +73,10 @@ type Client struct {
 	refunds                    refunddomestic.RefundsApiService
 	notify                     *notify.Handler
 	callTimeout                time.Duration
+	// sdk makes the signed calls the SDK has no service for (the bills);
+	// download is the same client without answer verification, for the bill
+	// file itself, whose answer WeChat does not sign (its hash is checked).
+	sdk, download *core.Client
 }
 
 // New builds the client from cfg. It makes no network call. When cfg.APIBase is
@@ -117,6 +122,8 @@ func New(cfg Config) (*Client, error) {
 		refunds:         refunddomestic.RefundsApiService{Client: sdk},
 		notify:          h,
 		callTimeout:     cmp.Or(cfg.CallTimeout, DefaultCallTimeout),
+		sdk:             sdk,
+		download:        core.NewClientWithValidator(sdk, &validators.NullValidator{}),
 	}, nil
 }
 

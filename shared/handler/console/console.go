@@ -117,7 +117,10 @@ type Services struct {
 	Team      *service.Team
 	Menu      *service.Menu
 	Reports   *service.Reports
-	ShopName  string
+	// Bills is the reconciliation with WeChat Pay's bills, shown to the owner
+	// on the health page; nil: not shown.
+	Bills    *service.Reconciliation
+	ShopName string
 }
 
 // Request is one console request as the admin function's authentication hands

@@ -26,6 +26,9 @@ type healthBody struct {
 	OpenRefunds   []bookingRow
 	FailedRefunds []bookingRow
 	Drift         []booking.SlotDrift
+	// Bills are the last days of the reconciliation with WeChat Pay's bills
+	// (the owner's only).
+	Bills []billDayRow
 }
 
 func (c *Console) health(w http.ResponseWriter, q *Request) error {
@@ -49,6 +52,9 @@ func (c *Console) health(w http.ResponseWriter, q *Request) error {
 	}
 	for _, b := range h.FailedRefunds {
 		body.FailedRefunds = append(body.FailedRefunds, q.row(b))
+	}
+	if body.Bills, err = q.billRows(); err != nil {
+		return err
 	}
 	render(w, http.StatusOK, "health", q.page("健康", "health", body))
 	return nil

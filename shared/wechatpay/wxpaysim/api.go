@@ -40,6 +40,8 @@ type result struct {
 	body    []byte
 	code    string
 	message string
+	// unsigned is a 2xx WeChat does not sign: a bill file's bytes.
+	unsigned bool
 }
 
 func ok(v any) result {
@@ -166,6 +168,12 @@ func (s *Sim) write(w http.ResponseWriter, r *http.Request, res result, badSigna
 		_ = json.NewEncoder(w).Encode(map[string]string{"code": res.code, "message": res.message})
 		return
 	}
+	if res.unsigned {
+		h.Set("Content-Type", "text/plain; charset=utf-8")
+		w.WriteHeader(res.status)
+		_, _ = w.Write(res.body)
+		return
+	}
 	ts := strconv.FormatInt(s.opts.SignNow().Unix(), 10)
 	nonce := randAlnum(32)
 	msg := ts + "\n" + nonce + "\n" + string(res.body) + "\n"
@@ -265,6 +273,10 @@ func (s *Sim) route(r *http.Request, body []byte) result {
 		return s.createRefund(body)
 	case r.Method == http.MethodGet && strings.HasPrefix(p, pathRefundsSlash):
 		return s.queryRefund(strings.TrimPrefix(p, pathRefundsSlash))
+	case r.Method == http.MethodGet && p == pathTradeBill:
+		return s.tradeBill(r.URL.Query())
+	case r.Method == http.MethodGet && p == pathBillDownload:
+		return s.billFile(r.URL.Query().Get("token"))
 	}
 	return fail(http.StatusNotFound, "NOT_FOUND", "sim: no such API: "+r.Method+" "+p)
 }

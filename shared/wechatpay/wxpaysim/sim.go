@@ -114,6 +114,10 @@ type Sim struct {
 	hangNote chan struct{} // closed when hanging changes (AwaitHanging)
 	calls    []Call
 	seq      int64
+	// plant is what the bills get wrong (PlantBill); bills holds the files
+	// announced by GET /v3/bill/tradebill, by download token.
+	plant BillPlant
+	bills map[string][]byte
 }
 
 // Order is a snapshot of a simulated order.
@@ -302,6 +306,7 @@ func (s *Sim) Handler() http.Handler {
 	mux.HandleFunc("POST /sim/refund", s.simRefund)
 	mux.HandleFunc("GET /sim/orders", s.simOrders)
 	mux.HandleFunc("GET /sim/refunds", s.simRefunds)
+	mux.HandleFunc("POST /sim/bill", s.simBill)
 	return mux
 }
 

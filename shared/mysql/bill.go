@@ -1,0 +1,134 @@
+package mysql
+
+import (
+	"context"
+	"database/sql"
+	"time"
+
+	"salon/shared/wechatbill"
+)
+
+// LedgerOnline returns the ledger's online rows (method wechatpay, kinds
+// deposit and refund) written in [from, to), for matching with a bill.
+func (db *DB) LedgerOnline(ctx context.Context, from, to time.Time) ([]wechatbill.LedgerRow, error) {
+	rows, err := db.db.QueryContext(ctx, `SELECT kind, amount_fen, COALESCE(out_trade_no, ''), COALESCE(out_refund_no, ''), created_at
+		FROM t_money
+		WHERE method = 'wechatpay' AND kind IN ('deposit', 'refund') AND created_at >= ? AND created_at < ?
+		ORDER BY created_at, money_id`, from.UTC(), to.UTC())
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []wechatbill.LedgerRow
+	for rows.Next() {
+		var r wechatbill.LedgerRow
+		if err := rows.Scan(&r.Kind, &r.AmountFen, &r.OutTradeNo, &r.OutRefundNo, &r.At); err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// SaveBillDay records an attempt at a bill date: its status, counts and
+// differences replace what the last attempt found, and attempts counts it,
+// all in one transaction. d.AttemptedAt is the time of the attempt (the
+// database's clock, read by the caller).
+func (db *DB) SaveBillDay(ctx context.Context, d wechatbill.DayResult) error {
+	if len(d.Error) > 255 {
+		d.Error = d.Error[:255]
+	}
+	var errText sql.NullString
+	if d.Error != "" {
+		errText = sql.NullString{String: d.Error, Valid: true}
+	}
+	return db.transact(ctx, nil, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO t_bill_day (bill_date, status, bill_rows, matched, fees_fen, error, attempts, attempted_at)
+			VALUES (?, ?, ?, ?, ?, ?, 1, ?)
+			ON DUPLICATE KEY UPDATE status = VALUES(status), bill_rows = VALUES(bill_rows), matched = VALUES(matched),
+				fees_fen = VALUES(fees_fen), error = VALUES(error), attempts = attempts + 1, attempted_at = VALUES(attempted_at)`,
+			d.Date, d.Status, d.BillRows, d.Matched, d.FeesFen, errText, d.AttemptedAt.UTC()); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM t_bill_difference WHERE bill_date = ?`, d.Date); err != nil {
+			return err
+		}
+		for i, x := range d.Differences {
+			var refundNo sql.NullString
+			if x.OutRefundNo != "" {
+				refundNo = sql.NullString{String: x.OutRefundNo, Valid: true}
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO t_bill_difference (bill_date, seq, kind, out_trade_no, out_refund_no, ours_fen, theirs_fen)
+				VALUES (?, ?, ?, ?, ?, ?, ?)`, d.Date, i+1, x.Kind, x.OutTradeNo, refundNo, x.OursFen, x.TheirsFen); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// BillDay returns what is recorded of a bill date, or nil when it was never attempted.
+func (db *DB) BillDay(ctx context.Context, date string) (*wechatbill.DayResult, error) {
+	days, err := db.billDays(ctx, `WHERE bill_date = ?`, date)
+	if err != nil || len(days) == 0 {
+		return nil, err
+	}
+	return &days[0], nil
+}
+
+// RecentBillDays returns the last n bill dates recorded, newest first.
+func (db *DB) RecentBillDays(ctx context.Context, n int) ([]wechatbill.DayResult, error) {
+	return db.billDays(ctx, `ORDER BY bill_date DESC LIMIT ?`, n)
+}
+
+func (db *DB) billDays(ctx context.Context, tail string, args ...any) ([]wechatbill.DayResult, error) {
+	rows, err := db.db.QueryContext(ctx, `SELECT DATE_FORMAT(bill_date, '%Y-%m-%d'), status, bill_rows, matched, fees_fen, COALESCE(error, ''), attempts, attempted_at
+		FROM t_bill_day `+tail, args...)
+	if err != nil {
+		return nil, err
+	}
+	var days []wechatbill.DayResult
+	for rows.Next() {
+		var d wechatbill.DayResult
+		if err := rows.Scan(&d.Date, &d.Status, &d.BillRows, &d.Matched, &d.FeesFen, &d.Error, &d.Attempts, &d.AttemptedAt); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		days = append(days, d)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	for i := range days {
+		if days[i].Differences, err = db.billDifferences(ctx, days[i].Date); err != nil {
+			return nil, err
+		}
+	}
+	return days, nil
+}
+
+func (db *DB) billDifferences(ctx context.Context, date string) ([]wechatbill.Difference, error) {
+	rows, err := db.db.QueryContext(ctx, `SELECT kind, out_trade_no, COALESCE(out_refund_no, ''), ours_fen, theirs_fen
+		FROM t_bill_difference WHERE bill_date = ? ORDER BY seq`, date)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []wechatbill.Difference
+	for rows.Next() {
+		var d wechatbill.Difference
+		var ours, theirs sql.NullInt64
+		if err := rows.Scan(&d.Kind, &d.OutTradeNo, &d.OutRefundNo, &ours, &theirs); err != nil {
+			return nil, err
+		}
+		if ours.Valid {
+			d.OursFen = &ours.Int64
+		}
+		if theirs.Valid {
+			d.TheirsFen = &theirs.Int64
+		}
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}
