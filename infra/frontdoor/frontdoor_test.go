@@ -155,7 +155,7 @@ func TestPathRulesSendEveryRouteToItsFunction(t *testing.T) {
 		"/bookings": "reserve", "/bookings/mine": "reserve", "/bookings/*": "reserve", "/bookings/*/pay": "reserve", "/bookings/*/cancel": "cancel", "/me": "reserve",
 		"/bookings/*/reschedule": "cancel",
 		"/pay/notify":            "paynotify", "/pay/refund-notify": "paynotify",
-		"/admin/slots": "admin", "/admin/slots/*": "admin", "/admin/bookings": "admin", "/admin/bookings/*": "admin", "/admin/checkin": "admin", "/admin/customers/*": "admin",
+		"/admin/slots": "admin", "/admin/slots/*": "admin", "/admin/bookings": "admin", "/admin/bookings/*": "admin", "/admin/checkin": "admin", "/admin/checkout": "admin", "/admin/customers/*": "admin", "/admin/reconciliation": "admin", "/admin/report": "admin", "/admin/reports": "admin", "/admin/reports.csv": "admin",
 		"/admin/staff": "admin", "/admin/staff/*": "admin",
 		"/services": "slots", "/availability": "slots",
 		"/admin/services": "admin", "/admin/services/*": "admin", "/admin/technicians": "admin", "/admin/technicians/*": "admin",
@@ -230,7 +230,7 @@ func TestCustomDomainCreatedThenLeftAlone(t *testing.T) {
 		t.Fatalf("domain %v", d)
 	}
 	eps := d["EndpointsConfig"].([]any)
-	if len(eps) != len(res.Rules) || len(eps) != 47 {
+	if len(eps) != len(res.Rules) || len(eps) != 52 {
 		t.Fatalf("%d endpoints, %d rules", len(eps), len(res.Rules))
 	}
 	for _, e := range eps {

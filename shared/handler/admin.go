@@ -27,7 +27,7 @@ type adminRoutes struct {
 	menu      lazy[*service.Menu]
 	reports   lazy[*service.Reports]
 	shop      lazy[instance.Shop]
-	bills     lazy[*service.Reconciliation] // set by reconciliationRoutes
+	bills     lazy[*service.Reconciliation]
 }
 
 // walkIn books someone at the counter or on the phone: 201 with the booking,
@@ -132,6 +132,7 @@ func AdminRouter(e *instance.Env) *apigw.Router {
 		salon:   salon{token: e.AdminToken, keys: e.ConsoleKeys, accounts: e.Team},
 		cancels: e.Cancels, door: e.Door, moves: e.Moves, timetable: e.Timetable,
 		reads: e.ConsoleReads, team: e.Team, menu: e.Menu, reports: e.Reports, shop: e.Shop,
+		bills: e.Reconciliation,
 	}
 	rt := apigw.NewRouter(adminFunction.Name, e.Logger())
 	s.consoleRoutes(rt)
@@ -152,7 +153,7 @@ func AdminRouter(e *instance.Env) *apigw.Router {
 	rt.Handle("GET /admin/reports", admin(s.salon, s.reports, s.report))
 	rt.Handle("GET /admin/reports.csv", admin(s.salon, s.reports, s.reportCSV))
 	s.menuRoutes(rt)
-	s.reconciliationRoutes(rt, e)
+	s.reconciliationRoutes(rt)
 	return rt
 }
 

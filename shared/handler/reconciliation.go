@@ -7,17 +7,15 @@ import (
 	"net/http"
 
 	"salon/shared/apigw"
-	"salon/shared/instance"
 	"salon/shared/service"
 	"salon/shared/wechatbill"
 )
 
 // reconciliationRoutes registers the routes of this file on the admin router.
 // The console's health page shows the last days' results (s.bills).
-func (s *adminRoutes) reconciliationRoutes(rt *apigw.Router, e *instance.Env) {
-	s.bills = e.Reconciliation
-	rt.Handle("GET /admin/reconciliation", admin(s.salon, e.Reconciliation, s.reconciliationDay))
-	rt.Handle("POST /admin/reconciliation", admin(s.salon, e.Reconciliation, s.runReconciliation))
+func (s *adminRoutes) reconciliationRoutes(rt *apigw.Router) {
+	rt.Handle("GET /admin/reconciliation", admin(s.salon, s.bills, s.reconciliationDay))
+	rt.Handle("POST /admin/reconciliation", admin(s.salon, s.bills, s.runReconciliation))
 }
 
 // reconciliationJSON is a bill date's result, as the API answers it.

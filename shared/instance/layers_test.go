@@ -147,7 +147,7 @@ var handlerNames = map[string]bool{"Env": true, "Function": true, "Shop": true, 
 var handlerGetters = map[string]bool{
 	"For": true, "Logger": true, "LoginTimeoutOrDefault": true,
 	"Reservations": true, "Cancels": true, "Cashier": true, "Door": true, "Moves": true, "Timetable": true,
-	"ConsoleReads": true, "Team": true, "Menu": true, "ReleaseRun": true, "Reports": true,
+	"ConsoleReads": true, "Team": true, "Menu": true, "ReleaseRun": true, "Reports": true, "Reconciliation": true,
 	"Sessions": true, "ConsoleKeys": true, "AdminToken": true, "Login": true, "Shop": true, "PayNotifications": true,
 }
 

@@ -44,14 +44,14 @@ type ReconciliationStore interface {
 
 // Day is what is recorded of date: its last attempt, or status not_yet
 // when it was never run. A date that is not yyyy-mm-dd is BAD_REQUEST.
-func (r *Reconciliation) Day(ctx context.Context, date string) (*wechatbill.DayResult, error) {
+func (s *Reconciliation) Day(ctx context.Context, date string) (*wechatbill.DayResult, error) {
 	if _, err := allow(ctx, booking.ActionReconcile); err != nil {
 		return nil, err
 	}
 	if _, err := wechatbill.Day(date); err != nil {
 		return nil, booking.Errorf(booking.EBADREQUEST, "date %q is not yyyy-mm-dd", date)
 	}
-	d, err := r.store.BillDay(ctx, date)
+	d, err := s.store.BillDay(ctx, date)
 	if err != nil || d != nil {
 		return d, err
 	}
@@ -59,11 +59,11 @@ func (r *Reconciliation) Day(ctx context.Context, date string) (*wechatbill.DayR
 }
 
 // Recent is the last n days attempted, newest first (the console's health page).
-func (r *Reconciliation) Recent(ctx context.Context, n int) ([]wechatbill.DayResult, error) {
+func (s *Reconciliation) Recent(ctx context.Context, n int) ([]wechatbill.DayResult, error) {
 	if _, err := allow(ctx, booking.ActionReconcile); err != nil {
 		return nil, err
 	}
-	return r.store.RecentBillDays(ctx, n)
+	return s.store.RecentBillDays(ctx, n)
 }
 
 // ownerRunBudget bounds the owner's run's calls to WeChat Pay (up to three,
@@ -75,7 +75,7 @@ const ownerRunBudget = 5 * time.Second
 // A date after today (WeChat's day, by the database's clock) is BAD_REQUEST;
 // today is answered not_yet without a call: its bill does not exist before
 // the day is over.
-func (r *Reconciliation) RunDay(ctx context.Context, date string) (*wechatbill.DayResult, error) {
+func (s *Reconciliation) RunDay(ctx context.Context, date string) (*wechatbill.DayResult, error) {
 	if _, err := allow(ctx, booking.ActionReconcile); err != nil {
 		return nil, err
 	}
@@ -83,7 +83,7 @@ func (r *Reconciliation) RunDay(ctx context.Context, date string) (*wechatbill.D
 	if err != nil {
 		return nil, booking.Errorf(booking.EBADREQUEST, "date %q is not yyyy-mm-dd", date)
 	}
-	now, err := r.Now(ctx)
+	now, err := s.Now(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -91,38 +91,38 @@ func (r *Reconciliation) RunDay(ctx context.Context, date string) (*wechatbill.D
 	switch {
 	case date > today:
 		return nil, booking.Errorf(booking.EBADREQUEST, "date %s is in the future", date)
-	case (!now.After(w.End) || date == today) && !(r.RunToday && date == today):
-		return r.Day(ctx, date)
-	case r.Bills == nil:
+	case (!now.After(w.End) || date == today) && !(s.RunToday && date == today):
+		return s.Day(ctx, date)
+	case s.Bills == nil:
 		return nil, booking.Errorf(booking.EINTERNAL, "WeChat Pay is not configured (WECHATPAY_MCHID): no bill to fetch")
 	}
 	ctx, cancel := context.WithTimeout(ctx, ownerRunBudget)
 	defer cancel()
-	if err := r.run(ctx, date, now); err != nil {
+	if err := s.run(ctx, date, now); err != nil {
 		return nil, err
 	}
-	return r.Day(context.WithoutCancel(ctx), date)
+	return s.Day(context.WithoutCancel(ctx), date)
 }
 
 // RunDue reconciles the days that are due at the database's time
 // (wechatbill.Due), oldest first, and reports how many it ran. It stops at
 // the first error of the store; a bill that could not be had is recorded as
 // failed, not returned.
-func (r *Reconciliation) RunDue(ctx context.Context) (int, error) {
-	if r.Bills == nil {
+func (s *Reconciliation) RunDue(ctx context.Context) (int, error) {
+	if s.Bills == nil {
 		return 0, nil
 	}
-	now, err := r.Now(ctx)
+	now, err := s.Now(ctx)
 	if err != nil {
 		return 0, err
 	}
-	return r.RunDueAt(ctx, now)
+	return s.RunDueAt(ctx, now)
 }
 
 // RunDueAt is RunDue at now, which the release run takes from the database's
 // clock and a test passes in (no sleeping until 10:00).
-func (r *Reconciliation) RunDueAt(ctx context.Context, now time.Time) (int, error) {
-	if r.Bills == nil {
+func (s *Reconciliation) RunDueAt(ctx context.Context, now time.Time) (int, error) {
+	if s.Bills == nil {
 		return 0, nil
 	}
 	ran := 0
@@ -130,14 +130,14 @@ func (r *Reconciliation) RunDueAt(ctx context.Context, now time.Time) (int, erro
 		if ctx.Err() != nil {
 			break // the budget is spent: the rest waits for the next run
 		}
-		stored, err := r.store.BillDay(ctx, date)
+		stored, err := s.store.BillDay(ctx, date)
 		if err != nil {
 			return ran, err
 		}
-		if !wechatbill.Due(date, stored, now, r.Loc, r.Policy.BillAfter) {
+		if !wechatbill.Due(date, stored, now, s.Loc, s.Policy.BillAfter) {
 			continue
 		}
-		if err := r.run(ctx, date, now); err != nil {
+		if err := s.run(ctx, date, now); err != nil {
 			return ran, err
 		}
 		ran++
@@ -153,18 +153,18 @@ const recordTimeout = 5 * time.Second
 // run fetches, reads and matches date's bill and records what it found as
 // attempted at now. A bill that could not be had or read is recorded as
 // failed; only the store's errors are returned.
-func (r *Reconciliation) run(ctx context.Context, date string, now time.Time) error {
-	log := r.logger(ctx)
+func (s *Reconciliation) run(ctx context.Context, date string, now time.Time) error {
+	log := s.logger(ctx)
 	w, _ := wechatbill.Day(date)
 	record, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
 	defer cancel()
-	lines, err := r.lines(ctx, date)
+	lines, err := s.lines(ctx, date)
 	if err != nil {
 		log.Warn("reconciliation: the bill could not be had; tried again later", "date", date, "err", err.Error())
-		return r.store.SaveBillDay(record, wechatbill.DayResult{Date: date, Status: wechatbill.StatusFailed, Error: err.Error(), AttemptedAt: now})
+		return s.store.SaveBillDay(record, wechatbill.DayResult{Date: date, Status: wechatbill.StatusFailed, Error: err.Error(), AttemptedAt: now})
 	}
 	from, to := w.Query()
-	rows, err := r.store.LedgerOnline(record, from, to)
+	rows, err := s.store.LedgerOnline(record, from, to)
 	if err != nil {
 		return err
 	}
@@ -173,11 +173,11 @@ func (r *Reconciliation) run(ctx context.Context, date string, now time.Time) er
 		// A ledger row of the day's first minutes with no line here may be a
 		// trade of the evening before: the day before's bill settles it.
 		before := wechatbill.DateOf(w.Start.Add(-time.Hour))
-		earlier, err := r.lines(ctx, before)
+		earlier, err := s.lines(ctx, before)
 		if err != nil {
 			err = fmt.Errorf("the bill of %s (for the trades at midnight): %w", before, err)
 			log.Warn("reconciliation: the bill could not be had; tried again later", "date", date, "err", err.Error())
-			return r.store.SaveBillDay(record, wechatbill.DayResult{Date: date, Status: wechatbill.StatusFailed, Error: err.Error(), AttemptedAt: now})
+			return s.store.SaveBillDay(record, wechatbill.DayResult{Date: date, Status: wechatbill.StatusFailed, Error: err.Error(), AttemptedAt: now})
 		}
 		res, _ = wechatbill.Match(lines, rows, w, earlier)
 	}
@@ -188,12 +188,12 @@ func (r *Reconciliation) run(ctx context.Context, date string, now time.Time) er
 	} else {
 		log.Info("reconciliation: matched", "date", date, "billRows", res.BillRows)
 	}
-	return r.store.SaveBillDay(record, d)
+	return s.store.SaveBillDay(record, d)
 }
 
 // lines is date's bill, read: no lines for a day WeChat has no bill of.
-func (r *Reconciliation) lines(ctx context.Context, date string) ([]wechatbill.Line, error) {
-	body, err := r.Bills.TradeBill(ctx, date)
+func (s *Reconciliation) lines(ctx context.Context, date string) ([]wechatbill.Line, error) {
+	body, err := s.Bills.TradeBill(ctx, date)
 	if errors.Is(err, wechatbill.ErrNoStatement) {
 		return []wechatbill.Line{}, nil
 	}
