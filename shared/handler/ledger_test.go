@@ -2,6 +2,7 @@ package handler
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -51,8 +52,8 @@ func (s *system) checkout(id int64, body any) answer {
 // TestLedgerOfADay: paid; paid late and re-seated; paid late with no seat and
 // refunded; cancelled and refunded; late-cancelled and kept; no-show kept and
 // then checked in late; a walk-in paid in the shop at checkout, and checked out
-// twice (refused): each booking's ledger rows, and the ledger's sums of online
-// money equal to the simulator's.
+// twice (refused): each booking's ledger rows, the ledger's sums of online
+// money equal to the simulator's, and the owner's report equal to both.
 func TestLedgerOfADay(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -223,6 +224,54 @@ func TestLedgerOfADay(t *testing.T) {
 	}
 	if deposits != took || refunds != gave || took != 7*fen || gave != 2*fen {
 		t.Errorf("ledger: deposits %d, refunds %d; WeChat took %d, gave back %d", deposits, refunds, took, gave)
+	}
+	// The owner's report of the days around today says the same: its sums
+	// over the range against the ledger's own sums and WeChat's records.
+	now, err := s.store.Now(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	loc := shanghai(t)
+	from, to := now.In(loc).AddDate(0, 0, -1).Format(time.DateOnly), now.In(loc).AddDate(0, 0, 3).Format(time.DateOnly)
+	a = s.call("GET", "/admin/reports?from="+from+"&to="+to, testAdmin, nil)
+	var report struct {
+		Days []struct {
+			Completed, NoShows                               int
+			OnlineFen, ShopFen, RefundedFen, KeptFen, NetFen int64
+		}
+		NoShowRate *float64
+	}
+	if a.Status != http.StatusOK {
+		t.Fatalf("report: %d %s", a.Status, a.Body)
+	}
+	if err := json.Unmarshal(a.Body, &report); err != nil {
+		t.Fatal(err)
+	}
+	var sum struct {
+		completed, noShows                int
+		online, shop, refunded, kept, net int64
+	}
+	for _, d := range report.Days {
+		sum.completed += d.Completed
+		sum.noShows += d.NoShows
+		sum.online += d.OnlineFen
+		sum.shop += d.ShopFen
+		sum.refunded += d.RefundedFen
+		sum.kept += d.KeptFen
+		sum.net += d.NetFen
+	}
+	var shop, keptSum int64
+	if err := s.store.SQL().QueryRow(`SELECT COALESCE(SUM(IF(kind = 'balance', amount_fen, 0)), 0), COALESCE(SUM(IF(kind = 'kept', amount_fen, 0)), 0)
+		FROM t_money`).Scan(&shop, &keptSum); err != nil {
+		t.Fatal(err)
+	}
+	if sum.online != took || sum.refunded != gave || sum.shop != shop || sum.kept != keptSum || sum.net != took+shop-gave ||
+		shop != 12800 || keptSum != 2*fen {
+		t.Errorf("report over %s..%s: %+v; ledger: shop %d, kept %d; WeChat took %d, gave back %d", from, to, sum, shop, keptSum, took, gave)
+	}
+	// Completed: the late check-in and the walk-in; one no-show.
+	if sum.completed != 2 || sum.noShows != 1 || report.NoShowRate == nil || *report.NoShowRate != 0.3333 {
+		t.Errorf("report: completed %d, no-shows %d, rate %v", sum.completed, sum.noShows, report.NoShowRate)
 	}
 	mysqltest.CheckInvariant(t, s.store)
 	checkMoney(t, s)
