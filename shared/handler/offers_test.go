@@ -2,6 +2,7 @@ package handler
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -64,8 +65,11 @@ func TestFreeOfferWaitsForTheCustomer(t *testing.T) {
 	if st := s.status(ignored); st != "expired" {
 		t.Fatalf("an ignored free offer is %s, want expired", st)
 	}
-	if n := len(s.sim.Calls()) - calls; n != 0 {
-		t.Fatalf("releasing a free hold made %d WeChat Pay calls", n)
+	// The run may also fetch a day's bill (after BILL_AFTER): not the hold's.
+	for _, c := range s.sim.Calls()[calls:] {
+		if !strings.HasPrefix(c.Path, "/v3/bill") {
+			t.Fatalf("releasing a free hold called WeChat Pay: %+v", c)
+		}
 	}
 	// After the slot is over she is no no-show, and can book again.
 	mysqltest.SlotStarts(t, s.store, free2, 3*time.Hour)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
+	"salon/shared/wechatbill"
 	"slices"
 	"strconv"
 	"strings"
@@ -513,11 +514,25 @@ func runEveryOperation(t *testing.T, ctx context.Context, plain, s *mysql.DB) ma
 	must("AuditEvents", err)
 	_, err = s.BookingAudit(ctx, b.ID)
 	must("BookingAudit", err)
-	completed := q(`SELECT book_id FROM t_booking WHERE status = 2 ORDER BY book_id DESC LIMIT 1`)
+	// A completed booking not checked out yet (the history checks most out).
+	completed := q(`SELECT book_id FROM t_booking b WHERE status = 2 AND NOT EXISTS (SELECT 1 FROM t_money m WHERE m.book_id = b.book_id AND m.kind = 'balance') ORDER BY book_id DESC LIMIT 1`)
 	_, err = s.Checkout(ctx, completed, booking.Checkout{AmountFen: 12800, Method: booking.MethodCash}, booking.ActorAdmin)
 	must("Checkout", err)
 	_, err = s.BookingLedger(ctx, completed)
 	must("BookingLedger", err)
+
+	// The reconciliation with WeChat Pay's bill: a day's online ledger rows,
+	// its result kept (with a difference), read back, the recent days.
+	_, err = s.LedgerOnline(ctx, auditDay.Add(-15*time.Minute), auditDay.Add(24*time.Hour+15*time.Minute))
+	must("LedgerOnline", err)
+	fen := int64(100)
+	must("SaveBillDay", s.SaveBillDay(ctx, wechatbill.DayResult{Date: auditDay.Format(time.DateOnly), Status: wechatbill.StatusDifferences,
+		Result:   wechatbill.Result{BillRows: 1, Differences: []wechatbill.Difference{{OutTradeNo: "BK1", Kind: wechatbill.MissingHere, TheirsFen: &fen}}},
+		Attempts: 1, AttemptedAt: now}))
+	_, err = s.BillDay(ctx, auditDay.Format(time.DateOnly))
+	must("BillDay", err)
+	_, err = s.RecentBillDays(ctx, 7)
+	must("RecentBillDays", err)
 	_, _, err = s.UnshippedAuditBacklog(ctx)
 	must("UnshippedAuditBacklog", err)
 	_, err = s.NotificationCounts(ctx, now.Add(-booking.NotificationRetention), booking.NotificationFailed, booking.NotificationRefused)

@@ -28,7 +28,11 @@ func TestReserveServiceAnswersWhatItWrote(t *testing.T) {
 	gel := mysqltest.AddService(t, db, "光疗甲", 90, 30000, 5000)
 	amy := mysqltest.AddTechnician(t, db, "Amy", gel)
 	bea := mysqltest.AddTechnician(t, db, "Bea", gel)
-	start := mysqltest.GridStart(t, db, 24*time.Hour)
+	// 10:00 shop time the day after tomorrow: Amy's booking two hours later
+	// falls on the same shop day (her minutes that day put Bea first) at any
+	// hour of the run.
+	tomorrow, _ := day(mysqltest.GridStart(t, db, 24*time.Hour))
+	start := tomorrow.Add(34 * time.Hour)
 	mysqltest.LayCells(t, db, amy, start, 8)
 	cells := mysqltest.LayCells(t, db, bea, start, 8)
 	if _, err := reserveService(db, "o-0", gel, amy, start.Add(2*time.Hour)); err != nil {
