@@ -44,9 +44,10 @@ type DayResult struct {
 // from midnight in loc, the shop's time zone).
 //
 // A day is due once it is over and the shop's clock has passed billAfter on
-// the day after it; a matched day never again; a failed day or one with
-// differences again RetryEvery after its last attempt, while no more than
-// RetryDays have passed since the date.
+// the day after it; a matched day never again; a failed day (WeChat down, a
+// bad hash) at the next run; a day with differences again RetryEvery after
+// its last attempt (they may settle: a lost notification queried), both while
+// no more than RetryDays have passed since the date.
 func Due(date string, stored *DayResult, now time.Time, loc *time.Location, billAfter time.Duration) bool {
 	w, err := Day(date)
 	if err != nil {
@@ -64,6 +65,8 @@ func Due(date string, stored *DayResult, now time.Time, loc *time.Location, bill
 		return now.After(w.End.AddDate(0, 0, 1)) || !now.Before(ready)
 	case stored.Status == StatusMatched:
 		return false
+	case stored.Status == StatusFailed:
+		return true
 	}
 	return !now.Before(stored.AttemptedAt.Add(RetryEvery))
 }

@@ -121,6 +121,7 @@ func TestDue(t *testing.T) {
 		{"matched, days later", stored("matched", at(1, 10, 0)), at(2, 12, 0), false},
 		{"differences, within the hour", stored("differences", at(1, 10, 0)), at(1, 10, 59), false},
 		{"differences, an hour later", stored("differences", at(1, 10, 0)), at(1, 11, 0), true},
+		{"failed, at the next run", stored("failed", at(1, 10, 0)), at(1, 10, 1), true},
 		{"failed, an hour later", stored("failed", at(1, 10, 0)), at(1, 11, 0), true},
 		{"failed, on the third day", stored("failed", at(2, 10, 0)), at(3, 23, 59), true},
 		{"failed, three days passed", stored("failed", at(3, 10, 0)), at(4, 0, 1), false},

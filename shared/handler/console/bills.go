@@ -51,7 +51,7 @@ func billDay(d wechatbill.DayResult) billDayRow {
 		row.Summary = fmt.Sprintf("有 %d 处对不上（微信账单 %d 笔，对上 %d 笔）。系统每小时会再对一次，三天内对上就不用管。", len(d.Differences), d.BillRows, d.Matched)
 	default:
 		row.Bad = true
-		row.Summary = "没有取到微信账单（微信暂时连不上，或账单文件校验不对）。系统每小时会再试，三天内。"
+		row.Summary = "没有取到微信账单（微信暂时连不上，或账单文件校验不对）。系统每分钟会再试，三天内。"
 	}
 	for _, x := range d.Differences {
 		row.Differences = append(row.Differences, billDifference(x))
