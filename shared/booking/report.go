@@ -87,8 +87,10 @@ type ReportMoneySum struct {
 // ReportCompleted is the completed bookings of the range of one technician
 // with one service (0 and "" in seat mode): how many, their minutes, and
 // their takings, the deposits and shop payments of those bookings less their
-// refunds, whenever that money moved.
+// refunds, whenever that money moved. At is the bucket their slots start in
+// (the store's quarter hour, or the start of a kept day).
 type ReportCompleted struct {
+	At             time.Time
 	TechnicianID   int64
 	TechnicianName string
 	ServiceID      int64
@@ -98,11 +100,16 @@ type ReportCompleted struct {
 	TakingsFen     int64
 }
 
-// ReportFacts are the store's sums for one range, read together.
+// ReportFacts are the store's sums for one range, read together. Plan says
+// which days came from kept sums and which were read afresh, ReadAt is the
+// database's time of the read: with them the days read afresh that have ended
+// are kept afterwards.
 type ReportFacts struct {
 	Bookings  []ReportBookingCount
 	Money     []ReportMoneySum
 	Completed []ReportCompleted
+	Plan      ReportPlan
+	ReadAt    time.Time
 }
 
 // ReportDay is one shop date of a report.

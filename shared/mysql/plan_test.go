@@ -471,9 +471,23 @@ func runEveryOperation(t *testing.T, ctx context.Context, plain, s *mysql.DB) ma
 	if err != nil {
 		t.Fatal(err)
 	}
+	shanghai, err := time.LoadLocation("Asia/Shanghai")
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, days := range []int{31, 366} {
-		_, err = s.ReportFacts(ctx, dbNow.AddDate(0, 0, -days), dbNow)
-		must("ReportFacts", err)
+		today := dbNow.In(shanghai)
+		r, err := booking.ParseReportRange(today.AddDate(0, 0, 1-days).Format(time.DateOnly), today.Format(time.DateOnly), shanghai)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Read afresh and kept, then read again from the kept days, the
+		// changes since their check, and the day still open.
+		for range 2 {
+			f, err := s.ReportFacts(ctx, r)
+			must("ReportFacts", err)
+			must("KeepReportDays", s.KeepReportDays(ctx, r, f))
+		}
 	}
 	_, err = s.ReportLines(ctx, dbNow.AddDate(0, 0, -31), dbNow)
 	must("ReportLines", err)

@@ -37,25 +37,61 @@ const bookingTakings = `(SELECT COALESCE(SUM(CASE m.kind WHEN 'refund' THEN -m.a
 const lateCancel = `(b.status = 3 AND (EXISTS (SELECT 1 FROM t_audit a WHERE a.book_id = b.book_id AND a.event = 'late_cancel')
 	OR EXISTS (SELECT 1 FROM t_money k WHERE k.book_id = b.book_id AND k.kind = 'kept')))`
 
-// ReportFacts reads a report's sums for [start, end) in one snapshot: the
+// ReportFacts reads the sums of report range r in one snapshot: the
 // bookings by the quarter hour their slot starts, status and late cancel; the
-// money by the quarter hour it moved; the completed bookings by technician and
-// service with their minutes and takings.
-func (db *DB) ReportFacts(ctx context.Context, start, end time.Time) (booking.ReportFacts, error) {
+// money by the quarter hour it moved; the completed bookings by the quarter
+// hour, technician and service with their minutes and takings. The days that
+// may be (booking.PlanReport) come from the sums kept of them instead, at the
+// start of their day; afterwards the days read afresh that have ended are kept
+// (KeepReportDays, with the plan and the snapshot's time the facts carry).
+func (db *DB) ReportFacts(ctx context.Context, r booking.ReportRange) (booking.ReportFacts, error) {
+	days := r.Spans()
 	var f booking.ReportFacts
+	var plan booking.ReportPlan
+	var now time.Time
 	err := db.transact(ctx, reportSnapshot, func(tx *sql.Tx) error {
-		f = booking.ReportFacts{}
-		var err error
-		if f.Bookings, err = reportBookings(ctx, tx, start, end); err != nil {
+		f, plan = booking.ReportFacts{}, booking.ReportPlan{}
+		if err := tx.QueryRowContext(ctx, `SELECT UTC_TIMESTAMP(6)`).Scan(&now); err != nil {
 			return err
 		}
-		if f.Money, err = reportMoney(ctx, tx, start, end); err != nil {
+		kept, err := keptReportDays(ctx, tx, days)
+		if err != nil {
 			return err
 		}
-		f.Completed, err = reportCompleted(ctx, tx, start, end)
-		return err
+		changesKept := time.Duration(db.Policy.AuditRetentionDays) * 24 * time.Hour
+		var changes []booking.ReportChange
+		if since, ok := booking.ReportChangesSince(days, kept, now, changesKept); ok {
+			if changes, err = reportChanges(ctx, tx, since, days[0].Start, days[len(days)-1].End); err != nil {
+				return err
+			}
+		}
+		plan = booking.PlanReport(days, kept, changes, now, changesKept)
+		if err := readKeptFacts(ctx, tx, days, plan.Kept, &f); err != nil {
+			return err
+		}
+		for _, run := range plan.Runs {
+			start, end := days[run[0]].Start, days[run[1]-1].End
+			b, err := reportBookings(ctx, tx, start, end)
+			if err != nil {
+				return err
+			}
+			m, err := reportMoney(ctx, tx, start, end)
+			if err != nil {
+				return err
+			}
+			c, err := reportCompleted(ctx, tx, start, end)
+			if err != nil {
+				return err
+			}
+			f.Bookings, f.Money, f.Completed = append(f.Bookings, b...), append(f.Money, m...), append(f.Completed, c...)
+		}
+		return nil
 	})
-	return f, err
+	if err != nil {
+		return booking.ReportFacts{}, err
+	}
+	f.Plan, f.ReadAt = plan, now
+	return f, nil
 }
 
 // ReportMoney is the money that moved in [start, end), by the quarter hour
@@ -112,15 +148,16 @@ func reportMoney(ctx context.Context, q querier, start, end time.Time) ([]bookin
 }
 
 func reportCompleted(ctx context.Context, q querier, start, end time.Time) ([]booking.ReportCompleted, error) {
-	rows, err := q.QueryContext(ctx, `SELECT COALESCE(x.technician_id, 0), COALESCE(tc.name, ''), COALESCE(x.service_id, 0), COALESCE(sv.name, ''),
+	start, end = start.UTC(), end.UTC()
+	rows, err := q.QueryContext(ctx, `SELECT x.q, COALESCE(x.technician_id, 0), COALESCE(tc.name, ''), COALESCE(x.service_id, 0), COALESCE(sv.name, ''),
 			COUNT(*), COALESCE(SUM(x.minutes), 0), COALESCE(SUM(x.takings), 0)
-		FROM (SELECT b.technician_id, b.service_id, COALESCE(b.minutes, TIMESTAMPDIFF(MINUTE, s.start_at, s.end_at)) AS minutes,
+		FROM (SELECT `+quarterOf("s.start_at")+` AS q, b.technician_id, b.service_id, COALESCE(b.minutes, TIMESTAMPDIFF(MINUTE, s.start_at, s.end_at)) AS minutes,
 				`+bookingTakings+` AS takings
 			FROM t_slot s JOIN t_booking b ON b.slot_id = s.slot_id
 			WHERE s.start_at >= ? AND s.start_at < ? AND b.status = ?) x
 		LEFT JOIN t_technician tc ON tc.technician_id = x.technician_id
 		LEFT JOIN t_service sv ON sv.service_id = x.service_id
-		GROUP BY x.technician_id, tc.name, x.service_id, sv.name ORDER BY NULL`, start.UTC(), end.UTC(), booking.StatusCompleted)
+		GROUP BY x.q, x.technician_id, tc.name, x.service_id, sv.name ORDER BY NULL`, start, start, end, booking.StatusCompleted)
 	if err != nil {
 		return nil, err
 	}
@@ -128,10 +165,12 @@ func reportCompleted(ctx context.Context, q querier, start, end time.Time) ([]bo
 	var out []booking.ReportCompleted
 	for rows.Next() {
 		var c booking.ReportCompleted
-		if err := rows.Scan(&c.TechnicianID, &c.TechnicianName, &c.ServiceID, &c.ServiceName,
+		var q int64
+		if err := rows.Scan(&q, &c.TechnicianID, &c.TechnicianName, &c.ServiceID, &c.ServiceName,
 			&c.Completed, &c.Minutes, &c.TakingsFen); err != nil {
 			return nil, err
 		}
+		c.At = start.Add(time.Duration(q) * booking.ReportBucket)
 		out = append(out, c)
 	}
 	return out, rows.Err()

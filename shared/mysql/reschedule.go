@@ -140,7 +140,7 @@ func (db *DB) runMove(ctx context.Context, tx *sql.Tx, p *booking.ChangePlan) er
 			m.ToSpan.Start.UTC().Format("2006-01-02 15:04 UTC"))
 	}
 	if err := insertAudit(ctx, tx, booking.AuditRecord{
-		BookingID: p.BookingID, SlotID: m.ToSlotID, Event: p.Event,
+		BookingID: p.BookingID, SlotID: m.ToSlotID, FromSlotID: p.SlotID, Event: p.Event,
 		FromStatus: int(p.From), ToStatus: int(p.To), Actor: p.AuditActor(), Reason: reason,
 	}); err != nil {
 		return err

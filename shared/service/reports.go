@@ -18,7 +18,8 @@ type Reports struct {
 
 // ReportsStore is what Reports ask of the store.
 type ReportsStore interface {
-	ReportFacts(ctx context.Context, start, end time.Time) (booking.ReportFacts, error)
+	ReportFacts(ctx context.Context, r booking.ReportRange) (booking.ReportFacts, error)
+	KeepReportDays(ctx context.Context, r booking.ReportRange, f booking.ReportFacts) error
 	ReportMoney(ctx context.Context, start, end time.Time) ([]booking.ReportMoneySum, error)
 	ReportLines(ctx context.Context, start, end time.Time) ([]booking.ReportLine, error)
 	AttachCustomers(ctx context.Context, bs []*booking.Booking) error
@@ -35,9 +36,14 @@ func (s *Reports) Report(ctx context.Context, from, to string) (*booking.Report,
 	if err != nil {
 		return nil, err
 	}
-	facts, err := s.store.ReportFacts(ctx, r.Start, r.End)
+	facts, err := s.store.ReportFacts(ctx, r)
 	if err != nil {
 		return nil, err
+	}
+	// The ended days read afresh are kept for the next report; a failure
+	// costs that report time, never a figure.
+	if err := s.store.KeepReportDays(ctx, r, facts); err != nil {
+		s.Log.WarnContext(ctx, "report days not kept", "from", r.From, "to", r.To, "err", err)
 	}
 	rep := booking.BuildReport(r, facts)
 	return &rep, nil
