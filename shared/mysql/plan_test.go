@@ -159,7 +159,7 @@ func TestEveryStatementUsesAnIndex(t *testing.T) {
 
 // reserveBodyStatements are the statements of the stored procedures
 // (salon_reserve, salon_take_seat: the latest migration that defines them,
-// 0019; salon_return_seats: 0022; salon_reserve_span: 0024) that read or change rows by a condition, in their
+// 0019; salon_return_seats: 0022; salon_reserve_span: 0027) that read or change rows by a condition, in their
 // order (their INSERTs read nothing), with the procedure's parameters and
 // locals as placeholders in reserveBodyArgs' order, or as literals, since the
 // wire only shows the CALL.

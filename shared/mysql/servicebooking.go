@@ -34,11 +34,11 @@ import (
 //     SLOT_NOT_BOOKABLE, SOLD_OUT) and orders the free technicians (fewest
 //     booked minutes that day, then the lowest id).
 //  3. One CALL of salon_reserve_span (reserveSpans): each technician in
-//     that order, a short transaction of its own on the server, the booking
-//     and its audit record, then last her cells by conditional UPDATEs,
-//     COMMIT. A technician taken meanwhile rolls that transaction back, and
-//     the next is tried; none left is SOLD_OUT (or SLOT_NOT_BOOKABLE when
-//     cells closed meanwhile).
+//     that order, a short transaction of its own on the server: first her
+//     cells by conditional UPDATEs, then, all of them taken, the booking, its
+//     audit record and its cells' rows, COMMIT. A technician taken meanwhile
+//     rolls back only her counters, and the next is tried; none left is
+//     SOLD_OUT (or SLOT_NOT_BOOKABLE when cells closed meanwhile).
 //
 // None of the reads decides under concurrency: the unique keys (one
 // unfinished booking per customer) and the conditional statements do.
@@ -70,7 +70,7 @@ func (db *DB) ReserveService(ctx context.Context, req booking.ServiceReserveRequ
 
 // reserveSpanSQL is the whole write of a reservation of a service, its
 // commits and its outcome, in one call of the stored procedure
-// salon_reserve_span (migrations/0024): the technicians' spans in the order
+// salon_reserve_span (migrations/0024, its cells first since 0027): the technicians' spans in the order
 // to try, the span's start and the end of its first cell (the seat rule's
 // clock), the rule, the booking window, then the booking's row as the plan
 // has it. Two round trips past the idempotency read (the pre-read's three
