@@ -76,11 +76,22 @@ func (db *DB) BillDay(ctx context.Context, date string) (*wechatbill.DayResult, 
 	return &days[0], nil
 }
 
+// BillDays returns what is recorded of the dates among dates that were
+// attempted, oldest first: the release run's read of the days it may run.
+func (db *DB) BillDays(ctx context.Context, dates []string) ([]wechatbill.DayResult, error) {
+	if len(dates) == 0 {
+		return nil, nil
+	}
+	return db.billDays(ctx, `WHERE bill_date IN (`+placeholders(len(dates))+`) ORDER BY bill_date`, stringArgs(dates)...)
+}
+
 // RecentBillDays returns the last n bill dates recorded, newest first.
 func (db *DB) RecentBillDays(ctx context.Context, n int) ([]wechatbill.DayResult, error) {
 	return db.billDays(ctx, `ORDER BY bill_date DESC LIMIT ?`, n)
 }
 
+// billDays reads the bill days that tail selects, then their differences in
+// one statement.
 func (db *DB) billDays(ctx context.Context, tail string, args ...any) ([]wechatbill.DayResult, error) {
 	rows, err := db.db.QueryContext(ctx, `SELECT DATE_FORMAT(bill_date, '%Y-%m-%d'), status, bill_rows, matched, fees_fen, COALESCE(error, ''), attempts, attempted_at
 		FROM t_bill_day `+tail, args...)
@@ -100,26 +111,37 @@ func (db *DB) billDays(ctx context.Context, tail string, args ...any) ([]wechatb
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
+	dates := make([]string, len(days))
+	for i, d := range days {
+		dates[i] = d.Date
+	}
+	diffs, err := db.billDifferences(ctx, dates)
+	if err != nil {
+		return nil, err
+	}
 	for i := range days {
-		if days[i].Differences, err = db.billDifferences(ctx, days[i].Date); err != nil {
-			return nil, err
-		}
+		days[i].Differences = diffs[days[i].Date]
 	}
 	return days, nil
 }
 
-func (db *DB) billDifferences(ctx context.Context, date string) ([]wechatbill.Difference, error) {
-	rows, err := db.db.QueryContext(ctx, `SELECT kind, out_trade_no, COALESCE(out_refund_no, ''), ours_fen, theirs_fen
-		FROM t_bill_difference WHERE bill_date = ? ORDER BY seq`, date)
+// billDifferences reads the differences of dates, by date, in their order.
+func (db *DB) billDifferences(ctx context.Context, dates []string) (map[string][]wechatbill.Difference, error) {
+	out := map[string][]wechatbill.Difference{}
+	if len(dates) == 0 {
+		return out, nil
+	}
+	rows, err := db.db.QueryContext(ctx, `SELECT DATE_FORMAT(bill_date, '%Y-%m-%d'), kind, out_trade_no, COALESCE(out_refund_no, ''), ours_fen, theirs_fen
+		FROM t_bill_difference WHERE bill_date IN (`+placeholders(len(dates))+`) ORDER BY bill_date, seq`, stringArgs(dates)...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []wechatbill.Difference
 	for rows.Next() {
+		var date string
 		var d wechatbill.Difference
 		var ours, theirs sql.NullInt64
-		if err := rows.Scan(&d.Kind, &d.OutTradeNo, &d.OutRefundNo, &ours, &theirs); err != nil {
+		if err := rows.Scan(&date, &d.Kind, &d.OutTradeNo, &d.OutRefundNo, &ours, &theirs); err != nil {
 			return nil, err
 		}
 		if ours.Valid {
@@ -128,7 +150,7 @@ func (db *DB) billDifferences(ctx context.Context, date string) ([]wechatbill.Di
 		if theirs.Valid {
 			d.TheirsFen = &theirs.Int64
 		}
-		out = append(out, d)
+		out[date] = append(out[date], d)
 	}
 	return out, rows.Err()
 }

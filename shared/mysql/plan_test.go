@@ -545,6 +545,8 @@ func runEveryOperation(t *testing.T, ctx context.Context, plain, s *mysql.DB) ma
 		Attempts: 1, AttemptedAt: now}))
 	_, err = s.BillDay(ctx, auditDay.Format(time.DateOnly))
 	must("BillDay", err)
+	_, err = s.BillDays(ctx, []string{auditDay.AddDate(0, 0, -1).Format(time.DateOnly), auditDay.Format(time.DateOnly)})
+	must("BillDays", err)
 	_, err = s.RecentBillDays(ctx, 7)
 	must("RecentBillDays", err)
 	_, _, err = s.UnshippedAuditBacklog(ctx)

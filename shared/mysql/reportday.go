@@ -3,7 +3,6 @@ package mysql
 import (
 	"context"
 	"database/sql"
-	"strings"
 	"time"
 
 	"salon/shared/booking"
@@ -221,12 +220,11 @@ func (db *DB) KeepReportDays(ctx context.Context, r booking.ReportRange, f booki
 func insertRows(ctx context.Context, tx *sql.Tx, head string, rows [][]any) error {
 	for len(rows) > 0 {
 		n := min(len(rows), 500)
-		one := "(" + placeholders(len(rows[0])) + ")"
 		var args []any
 		for _, r := range rows[:n] {
 			args = append(args, r...)
 		}
-		if _, err := tx.ExecContext(ctx, head+strings.Repeat(one+",", n-1)+one, args...); err != nil {
+		if _, err := tx.ExecContext(ctx, head+repeatRows("("+placeholders(len(rows[0]))+")", n), args...); err != nil {
 			return err
 		}
 		rows = rows[n:]

@@ -216,6 +216,15 @@ func int64Args(ids []int64) []any {
 	return out
 }
 
+// stringArgs is values as statement arguments.
+func stringArgs(values []string) []any {
+	args := make([]any, len(values))
+	for i, v := range values {
+		args[i] = v
+	}
+	return args
+}
+
 const (
 	takeSeatSQL    = `CALL salon_take_seat(?, ?, ?, ?)`
 	returnSeatsSQL = `CALL salon_return_seats(?, ?)`

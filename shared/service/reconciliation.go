@@ -39,6 +39,7 @@ type ReconciliationStore interface {
 	LedgerOnline(ctx context.Context, from, to time.Time) ([]wechatbill.LedgerRow, error)
 	SaveBillDay(ctx context.Context, d wechatbill.DayResult) error
 	BillDay(ctx context.Context, date string) (*wechatbill.DayResult, error)
+	BillDays(ctx context.Context, dates []string) ([]wechatbill.DayResult, error)
 	RecentBillDays(ctx context.Context, n int) ([]wechatbill.DayResult, error)
 }
 
@@ -125,16 +126,22 @@ func (s *Reconciliation) RunDueAt(ctx context.Context, now time.Time) (int, erro
 	if s.Bills == nil {
 		return 0, nil
 	}
+	dates := wechatbill.DueDates(now)
+	// What is recorded of them, in one read: this runs every minute.
+	recorded, err := s.store.BillDays(ctx, dates)
+	if err != nil {
+		return 0, err
+	}
+	byDate := make(map[string]*wechatbill.DayResult, len(recorded))
+	for i := range recorded {
+		byDate[recorded[i].Date] = &recorded[i]
+	}
 	ran := 0
-	for _, date := range wechatbill.DueDates(now) {
+	for _, date := range dates {
 		if ctx.Err() != nil {
 			break // the budget is spent: the rest waits for the next run
 		}
-		stored, err := s.store.BillDay(ctx, date)
-		if err != nil {
-			return ran, err
-		}
-		if !wechatbill.Due(date, stored, now, s.Loc, s.Policy.BillAfter) {
+		if !wechatbill.Due(date, byDate[date], now, s.Loc, s.Policy.BillAfter) {
 			continue
 		}
 		if err := s.run(ctx, date, now); err != nil {

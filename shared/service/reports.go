@@ -43,7 +43,7 @@ func (s *Reports) Report(ctx context.Context, from, to string) (*booking.Report,
 	// The ended days read afresh are kept for the next report; a failure
 	// costs that report time, never a figure.
 	if err := s.store.KeepReportDays(ctx, r, facts); err != nil {
-		s.Log.WarnContext(ctx, "report days not kept", "from", r.From, "to", r.To, "err", err)
+		s.logger(ctx).Warn("report days not kept", "from", r.From, "to", r.To, "err", err.Error())
 	}
 	rep := booking.BuildReport(r, facts)
 	return &rep, nil
