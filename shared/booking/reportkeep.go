@@ -72,11 +72,11 @@ type ReportPlan struct {
 	Renew []int
 }
 
-// ReportTrust says whether a kept day may be used at now at all: the traces
+// reportTrust says whether a kept day may be used at now at all: the traces
 // that would show a change are audit records, which the release run deletes
 // changesKept after CLS took them (0: never), so a day last checked longer ago
 // than that is read afresh.
-func ReportTrust(k ReportKept, now time.Time, changesKept time.Duration) bool {
+func reportTrust(k ReportKept, now time.Time, changesKept time.Duration) bool {
 	return changesKept <= 0 || k.CheckedAt.After(now.Add(-changesKept+ReportSettle))
 }
 
@@ -86,7 +86,7 @@ func ReportTrust(k ReportKept, now time.Time, changesKept time.Duration) bool {
 func ReportChangesSince(days []ReportDaySpan, kept map[time.Time]ReportKept, now time.Time, changesKept time.Duration) (since time.Time, ok bool) {
 	for _, d := range days {
 		k, found := kept[d.Start]
-		if !found || !k.End.Equal(d.End) || !ReportTrust(k, now, changesKept) {
+		if !found || !k.End.Equal(d.End) || !reportTrust(k, now, changesKept) {
 			continue
 		}
 		if at := k.CheckedAt.Add(-ReportSettle); !ok || at.Before(since) {
@@ -123,7 +123,7 @@ func PlanReport(days []ReportDaySpan, kept map[time.Time]ReportKept, changes []R
 	var p ReportPlan
 	for i, d := range days {
 		k, ok := kept[d.Start]
-		if ok && k.End.Equal(d.End) && ReportTrust(k, now, changesKept) && !changed[i] {
+		if ok && k.End.Equal(d.End) && reportTrust(k, now, changesKept) && !changed[i] {
 			p.Kept = append(p.Kept, i)
 			if k.CheckedAt.Before(now.Add(-ReportRenew)) {
 				p.Renew = append(p.Renew, i)

@@ -70,7 +70,8 @@ func reportChanges(ctx context.Context, q querier, since, from, to time.Time) ([
 }
 
 // readKeptFacts adds the kept sums of the days at the indexes use (in order)
-// to f, each at the start of its day.
+// to f, each at the start of its day: the range from the first to the last of
+// them, with the days between that are not used left out.
 func readKeptFacts(ctx context.Context, q querier, days []booking.ReportDaySpan, use []int, f *booking.ReportFacts) error {
 	if len(use) == 0 {
 		return nil
@@ -80,52 +81,75 @@ func readKeptFacts(ctx context.Context, q querier, days []booking.ReportDaySpan,
 		want[days[i].Start.UTC()] = true
 	}
 	from, to := days[use[0]].Start.UTC(), days[use[len(use)-1]].Start.UTC()
-	read := func(query string, scan func(rows *sql.Rows) (time.Time, func(), error)) error {
-		rows, err := q.QueryContext(ctx, query, from, to)
-		if err != nil {
+
+	rows, err := q.QueryContext(ctx, `SELECT day_start, online_fen, shop_fen, refunded_fen, kept_fen FROM t_report_day
+		WHERE day_start >= ? AND day_start <= ?`, from, to)
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		var m booking.ReportMoneySum
+		if err := rows.Scan(&m.At, &m.OnlineFen, &m.ShopFen, &m.RefundedFen, &m.KeptFen); err != nil {
+			rows.Close()
 			return err
 		}
-		defer rows.Close()
-		for rows.Next() {
-			at, add, err := scan(rows)
-			if err != nil {
-				return err
-			}
-			if want[at.UTC()] {
-				add()
-			}
+		if m.At = m.At.UTC(); want[m.At] {
+			f.Money = append(f.Money, m)
 		}
-		return rows.Err()
 	}
-	err := read(`SELECT day_start, online_fen, shop_fen, refunded_fen, kept_fen FROM t_report_day
-		WHERE day_start >= ? AND day_start <= ?`, func(rows *sql.Rows) (time.Time, func(), error) {
-		var m booking.ReportMoneySum
-		err := rows.Scan(&m.At, &m.OnlineFen, &m.ShopFen, &m.RefundedFen, &m.KeptFen)
-		return m.At, func() { m.At = m.At.UTC(); f.Money = append(f.Money, m) }, err
-	})
+	if err := closeRows(rows); err != nil {
+		return err
+	}
+
+	rows, err = q.QueryContext(ctx, `SELECT day_start, status, late, n FROM t_report_day_booking
+		WHERE day_start >= ? AND day_start <= ?`, from, to)
 	if err != nil {
 		return err
 	}
-	err = read(`SELECT day_start, status, late, n FROM t_report_day_booking
-		WHERE day_start >= ? AND day_start <= ?`, func(rows *sql.Rows) (time.Time, func(), error) {
+	for rows.Next() {
 		var c booking.ReportBookingCount
-		err := rows.Scan(&c.At, &c.Status, &c.LateCancel, &c.N)
-		return c.At, func() { c.At = c.At.UTC(); f.Bookings = append(f.Bookings, c) }, err
-	})
-	if err != nil {
+		if err := rows.Scan(&c.At, &c.Status, &c.LateCancel, &c.N); err != nil {
+			rows.Close()
+			return err
+		}
+		if c.At = c.At.UTC(); want[c.At] {
+			f.Bookings = append(f.Bookings, c)
+		}
+	}
+	if err := closeRows(rows); err != nil {
 		return err
 	}
-	return read(`SELECT w.day_start, w.technician_id, COALESCE(tc.name, ''), w.service_id, COALESCE(sv.name, ''),
+
+	rows, err = q.QueryContext(ctx, `SELECT w.day_start, w.technician_id, COALESCE(tc.name, ''), w.service_id, COALESCE(sv.name, ''),
 			w.completed, w.minutes, w.takings_fen
 		FROM t_report_day_work w
 		LEFT JOIN t_technician tc ON tc.technician_id = w.technician_id
 		LEFT JOIN t_service sv ON sv.service_id = w.service_id
-		WHERE w.day_start >= ? AND w.day_start <= ?`, func(rows *sql.Rows) (time.Time, func(), error) {
+		WHERE w.day_start >= ? AND w.day_start <= ?`, from, to)
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
 		var c booking.ReportCompleted
-		err := rows.Scan(&c.At, &c.TechnicianID, &c.TechnicianName, &c.ServiceID, &c.ServiceName,
-			&c.Completed, &c.Minutes, &c.TakingsFen)
-		return c.At, func() { c.At = c.At.UTC(); f.Completed = append(f.Completed, c) }, err
-	})
+		if err := rows.Scan(&c.At, &c.TechnicianID, &c.TechnicianName, &c.ServiceID, &c.ServiceName,
+			&c.Completed, &c.Minutes, &c.TakingsFen); err != nil {
+			rows.Close()
+			return err
+		}
+		if c.At = c.At.UTC(); want[c.At] {
+			f.Completed = append(f.Completed, c)
+		}
+	}
+	return closeRows(rows)
+}
+
+// closeRows closes rows read to the end and reports the error that ended
+// them, if any.
+func closeRows(rows *sql.Rows) error {
+	if err := rows.Close(); err != nil {
+		return err
+	}
+	return rows.Err()
 }
 
 // KeepReportDays keeps what report facts f of range r read: the sums of the
@@ -157,10 +181,7 @@ func (db *DB) KeepReportDays(ctx context.Context, r booking.ReportRange, f booki
 				later[start.UTC()] = true
 			}
 		}
-		if err := rows.Close(); err != nil {
-			return err
-		}
-		if err := rows.Err(); err != nil {
+		if err := closeRows(rows); err != nil {
 			return err
 		}
 		var starts []any
