@@ -33,8 +33,10 @@ go run honnef.co/go/tools/cmd/staticcheck@"$STATICCHECK_VERSION" ./...
 check_openapi_types
 check_openapi_lint
 # The benchmark tool is its own module (so the product requires none of its
-# dependencies); build and vet it here so it cannot rot unnoticed.
-(cd infra/bench && go build ./... && go vet ./... && go run honnef.co/go/tools/cmd/staticcheck@"$STATICCHECK_VERSION" ./...)
+# dependencies); build, vet and test it here so it cannot rot unnoticed: its
+# tests hold the forms to what the product writes, the latency proxy to its
+# delay, and the targets to what they read.
+(cd infra/bench && go build ./... && go vet ./... && go run honnef.co/go/tools/cmd/staticcheck@"$STATICCHECK_VERSION" ./... && go test -race -count=1 ./...)
 # No vulnerability the code can reach, by a database built from the module proxy alone.
 vulncheck
 go test -race -count=1 -timeout 20m "$@" ./...
