@@ -465,6 +465,7 @@ func techRace(ctx context.Context, c techContender, db *sql.DB, s *techSetup, re
 		}, &x)...)
 	}
 	x.Seconds = time.Since(began).Seconds()
+	x.SeatsPerS = float64(x.Taken) / x.Seconds // one booking a round: rounds a second
 	x.Requests = 2 * techRaceRounds
 	x.Latency = summarise(lat)
 	x.Overlaps, x.FirstErr = overlapsOr(ctx, db, c, s, x.FirstErr)
@@ -614,11 +615,22 @@ func techTargets(res *Results) []Target {
 			r := median(rs)
 			t.Met = r >= techForUpdateFactor
 			t.Measured = fmt.Sprintf("%sx", ratioText(r, techForUpdateFactor, !t.Met))
-			t.Why = fmt.Sprintf("median of %d per-burst ratios (lowest %.2fx, highest %.2fx); mixed lengths, no target: %s", len(rs), slices.Min(rs), slices.Max(rs), techMixedRatios(res, n.Name))
+			t.Why = fmt.Sprintf("median of %d per-burst ratios (lowest %.2fx, highest %.2fx); no target, beside it: the overlap race %s, mixed lengths %s",
+				len(rs), slices.Min(rs), slices.Max(rs), techRaceRatio(res, n.Name), techMixedRatios(res, n.Name))
 		}
 		ts = append(ts, t)
 	}
 	return ts
+}
+
+// techRaceRatio reads the overlap race's ratio of network net (its rounds a
+// second, one booking each), for the record beside the burst's target.
+func techRaceRatio(res *Results, net string) string {
+	rs := techRatios(res.Technicians, "race", net, 2)
+	if len(rs) == 0 {
+		return "not measured"
+	}
+	return fmt.Sprintf("%.2fx", median(rs))
 }
 
 // techMixedRatios reads the mixed-length ratios of network net at every
@@ -670,7 +682,7 @@ func (p *page) techniciansSection() {
 		"**Burst:** %d any-technician reserves of 60 minutes released together at one start with %d technicians free. "+
 		"**Overlap race:** %d rounds a run, each a 120-minute booking at T and a 60-minute one at T+90 min of one technician released together (they overlap by 30 minutes: at most one may book). "+
 		"**Mixed lengths:** each client books a random length at a random cell start of %d days of %d technicians, with a random one of them, for %s. "+
-		"Overlaps: after each run, the pairs of one technician's bookings whose [start, end) intersect, by a query. Seats/s are bookings made per second (burst: over the time to the last answer); p50/p99 are the medians over runs of each run's request latencies.\n\n",
+		"Overlaps: after each run, the pairs of one technician's bookings whose [start, end) intersect, by a query. Seats/s are bookings made per second (burst: over the time to the last answer; race: one a round, so rounds a second); p50/p99 are the medians over runs of each run's request latencies.\n\n",
 		p.res.Profile.BurstSize, techBurstFree, techRaceRounds, techMixedDays, techMixedTechs, p.res.Profile.Cell)
 	type key struct {
 		kind, net, c string

@@ -21,8 +21,9 @@ func TestTechTargetsReadTheBurst(t *testing.T) {
 			// Direct bursts carry no target: a poor one changes nothing.
 			xs = append(xs, run("burst", "direct", cTechProduct, 130, rep, 1), run("burst", "direct", cTechForUpdate, 130, rep, 10))
 		}
-		// Mixed lengths at parity: written down, not decisive.
-		return append(xs, run("mixed", far, cTechProduct, 8, 0, 400), run("mixed", far, cTechForUpdate, 8, 0, 400))
+		// The race and the mixed lengths at parity: written down, not decisive.
+		return append(xs, run("race", far, cTechProduct, 2, 0, 100), run("race", far, cTechForUpdate, 2, 0, 100),
+			run("mixed", far, cTechProduct, 8, 0, 400), run("mixed", far, cTechForUpdate, 8, 0, 400))
 	}
 	for _, tc := range []struct {
 		name     string
@@ -49,8 +50,8 @@ func TestTechTargetsReadTheBurst(t *testing.T) {
 			if !strings.Contains(got.Name, "burst") || !strings.Contains(got.Name, far) {
 				t.Errorf("target %q does not name the distance's burst", got.Name)
 			}
-			if tc.measured != "not measured" && !strings.Contains(got.Why, "1.00x@8") {
-				t.Errorf("why %q does not carry the mixed lengths' ratio", got.Why)
+			if tc.measured != "not measured" && !strings.Contains(got.Why, "race 1.00x, mixed lengths 1.00x@8") {
+				t.Errorf("why %q does not carry the race's and the mixed lengths' ratios", got.Why)
 			}
 		})
 	}
