@@ -996,13 +996,12 @@ func (m *model) replaceSlot(i int) {
 // the wave: tried for a second) is no evidence either way, and excuses: the
 // checker says nothing it does not know.
 func (m *model) wasMoved(id int64) bool {
-	var err error
 	for attempt := range 20 {
 		if attempt > 0 {
 			time.Sleep(50 * time.Millisecond)
 		}
 		var moved bool
-		err = m.s.store.SQL().QueryRow(`SELECT EXISTS (SELECT 1 FROM t_audit WHERE book_id = ? AND event = ?)`, id, booking.EventReschedule).Scan(&moved)
+		err := m.s.store.SQL().QueryRow(`SELECT EXISTS (SELECT 1 FROM t_audit WHERE book_id = ? AND event = ?)`, id, booking.EventReschedule).Scan(&moved)
 		if err == nil {
 			return moved
 		}
