@@ -104,15 +104,7 @@ func ReportChangesSince(days []ReportDaySpan, kept map[time.Time]ReportKept, now
 func PlanReport(days []ReportDaySpan, kept map[time.Time]ReportKept, changes []ReportChange, now time.Time, changesKept time.Duration) ReportPlan {
 	changed := make([]bool, len(days))
 	for _, c := range changes {
-		i, found := slices.BinarySearchFunc(days, c.At, func(d ReportDaySpan, at time.Time) int {
-			switch {
-			case !d.End.After(at):
-				return -1
-			case d.Start.After(at):
-				return 1
-			}
-			return 0
-		})
+		i, found := dayOf(days, c.At)
 		if !found {
 			continue
 		}
@@ -140,6 +132,43 @@ func PlanReport(days []ReportDaySpan, kept map[time.Time]ReportKept, changes []R
 		}
 	}
 	return p
+}
+
+// dayOf finds the day of days (in order, end to end) that instant at falls in.
+func dayOf(days []ReportDaySpan, at time.Time) (int, bool) {
+	return slices.BinarySearchFunc(days, at, func(d ReportDaySpan, at time.Time) int {
+		switch {
+		case !d.End.After(at):
+			return -1
+		case d.Start.After(at):
+			return 1
+		}
+		return 0
+	})
+}
+
+// FactsByDay parts the facts of f by the day of days they fall in, in one
+// pass, so that each day's DayFacts reads its own facts rather than all of a
+// range's (a year's first report keeps some 365 days); facts outside every
+// day are left out.
+func FactsByDay(days []ReportDaySpan, f ReportFacts) []ReportFacts {
+	out := make([]ReportFacts, len(days))
+	for _, c := range f.Bookings {
+		if i, ok := dayOf(days, c.At); ok {
+			out[i].Bookings = append(out[i].Bookings, c)
+		}
+	}
+	for _, m := range f.Money {
+		if i, ok := dayOf(days, m.At); ok {
+			out[i].Money = append(out[i].Money, m)
+		}
+	}
+	for _, c := range f.Completed {
+		if i, ok := dayOf(days, c.At); ok {
+			out[i].Completed = append(out[i].Completed, c)
+		}
+	}
+	return out
 }
 
 // DayFacts sums the facts of f whose instant falls in [d.Start, d.End), to

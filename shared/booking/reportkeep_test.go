@@ -137,3 +137,35 @@ func TestDayFacts(t *testing.T) {
 		t.Errorf("got  %+v\nwant %+v", got, want)
 	}
 }
+
+// TestFactsByDay: each fact goes to the day its instant falls in, a day's
+// end to the next, one outside every day nowhere; each day's DayFacts of its
+// part equals its DayFacts of all the facts.
+func TestFactsByDay(t *testing.T) {
+	r, err := ParseReportRange("2026-03-01", "2026-03-03", time.UTC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	days := r.Spans()
+	first, last := days[0], days[len(days)-1]
+	f := ReportFacts{
+		Bookings: []ReportBookingCount{{At: first.Start, Status: StatusCompleted, N: 1}, {At: first.End, Status: StatusNoShow, N: 2},
+			{At: last.End, Status: StatusCompleted, N: 9}, {At: first.Start.Add(-time.Second), Status: StatusCompleted, N: 8}},
+		Money:     []ReportMoneySum{{At: last.Start.Add(time.Hour), OnlineFen: 100}, {At: first.End.Add(-time.Nanosecond), ShopFen: 7}},
+		Completed: []ReportCompleted{{At: days[1].Start.Add(time.Minute), TechnicianID: 1, ServiceID: 2, Completed: 1, Minutes: 60}},
+	}
+	got := FactsByDay(days, f)
+	want := []ReportFacts{
+		{Bookings: f.Bookings[:1], Money: f.Money[1:2]},
+		{Bookings: f.Bookings[1:2], Completed: f.Completed},
+		{Money: f.Money[:1]},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got  %+v\nwant %+v", got, want)
+	}
+	for i, d := range days {
+		if a, b := DayFacts(d, got[i]), DayFacts(d, f); !reflect.DeepEqual(a, b) {
+			t.Errorf("day %d: its part sums to %+v, all the facts to %+v", i, a, b)
+		}
+	}
+}

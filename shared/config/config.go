@@ -251,8 +251,8 @@ var settings = []setting{
 	// The shop's time after which the release run fetches yesterday's WeChat
 	// Pay trade bill (WeChat has it ready from about 10:00 Beijing time).
 	{"BILL_AFTER", func(c *Config, v string, _ func(string) string) error {
-		t, err := time.Parse("15:04", v)
-		if err != nil || len(v) != 5 {
+		t, err := booking.ParseClock(v)
+		if err != nil {
 			return fmt.Errorf("want a time of day HH:MM such as 10:00, got %q", v)
 		}
 		c.BillAfter = time.Duration(t.Hour())*time.Hour + time.Duration(t.Minute())*time.Minute

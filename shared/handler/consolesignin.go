@@ -114,10 +114,8 @@ func (s *adminRoutes) gatherConsole(shop instance.Shop) (*consoleCall, error) {
 	if p.Reports, err = s.reports(); err != nil {
 		return nil, err
 	}
-	if s.bills != nil {
-		if p.Bills, err = s.bills(); err != nil {
-			return nil, err
-		}
+	if p.Bills, err = s.bills(); err != nil {
+		return nil, err
 	}
 	return c, nil
 }

@@ -38,38 +38,28 @@ func (db *DB) SaveBillDay(ctx context.Context, d wechatbill.DayResult) error {
 	if len(d.Error) > 255 {
 		d.Error = d.Error[:255]
 	}
-	var errText sql.NullString
-	if d.Error != "" {
-		errText = sql.NullString{String: d.Error, Valid: true}
-	}
 	return db.transact(ctx, nil, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO t_bill_day (bill_date, status, bill_rows, matched, fees_fen, error, attempts, attempted_at)
 			VALUES (?, ?, ?, ?, ?, ?, 1, ?)
 			ON DUPLICATE KEY UPDATE status = VALUES(status), bill_rows = VALUES(bill_rows), matched = VALUES(matched),
 				fees_fen = VALUES(fees_fen), error = VALUES(error), attempts = attempts + 1, attempted_at = VALUES(attempted_at)`,
-			d.Date, d.Status, d.BillRows, d.Matched, d.FeesFen, errText, d.AttemptedAt.UTC()); err != nil {
+			d.Date, d.Status, d.BillRows, d.Matched, d.FeesFen, nullString(d.Error), d.AttemptedAt.UTC()); err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM t_bill_difference WHERE bill_date = ?`, d.Date); err != nil {
 			return err
 		}
+		rows := make([][]any, len(d.Differences))
 		for i, x := range d.Differences {
-			var refundNo sql.NullString
-			if x.OutRefundNo != "" {
-				refundNo = sql.NullString{String: x.OutRefundNo, Valid: true}
-			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO t_bill_difference (bill_date, seq, kind, out_trade_no, out_refund_no, ours_fen, theirs_fen)
-				VALUES (?, ?, ?, ?, ?, ?, ?)`, d.Date, i+1, x.Kind, x.OutTradeNo, refundNo, x.OursFen, x.TheirsFen); err != nil {
-				return err
-			}
+			rows[i] = []any{d.Date, i + 1, x.Kind, x.OutTradeNo, nullString(x.OutRefundNo), x.OursFen, x.TheirsFen}
 		}
-		return nil
+		return insertRows(ctx, tx, `INSERT INTO t_bill_difference (bill_date, seq, kind, out_trade_no, out_refund_no, ours_fen, theirs_fen) VALUES `, rows)
 	})
 }
 
 // BillDay returns what is recorded of a bill date, or nil when it was never attempted.
 func (db *DB) BillDay(ctx context.Context, date string) (*wechatbill.DayResult, error) {
-	days, err := db.billDays(ctx, `WHERE bill_date = ?`, date)
+	days, err := db.billDays(ctx, true, `WHERE bill_date = ?`, date)
 	if err != nil || len(days) == 0 {
 		return nil, err
 	}
@@ -77,22 +67,24 @@ func (db *DB) BillDay(ctx context.Context, date string) (*wechatbill.DayResult, 
 }
 
 // BillDays returns what is recorded of the dates among dates that were
-// attempted, oldest first: the release run's read of the days it may run.
+// attempted, oldest first, without their differences: the release run's read
+// of the days it may run, every minute, which needs their status and last
+// attempt only.
 func (db *DB) BillDays(ctx context.Context, dates []string) ([]wechatbill.DayResult, error) {
 	if len(dates) == 0 {
 		return nil, nil
 	}
-	return db.billDays(ctx, `WHERE bill_date IN (`+placeholders(len(dates))+`) ORDER BY bill_date`, stringArgs(dates)...)
+	return db.billDays(ctx, false, `WHERE bill_date IN (`+placeholders(len(dates))+`) ORDER BY bill_date`, stringArgs(dates)...)
 }
 
 // RecentBillDays returns the last n bill dates recorded, newest first.
 func (db *DB) RecentBillDays(ctx context.Context, n int) ([]wechatbill.DayResult, error) {
-	return db.billDays(ctx, `ORDER BY bill_date DESC LIMIT ?`, n)
+	return db.billDays(ctx, true, `ORDER BY bill_date DESC LIMIT ?`, n)
 }
 
-// billDays reads the bill days that tail selects, then their differences in
-// one statement.
-func (db *DB) billDays(ctx context.Context, tail string, args ...any) ([]wechatbill.DayResult, error) {
+// billDays reads the bill days that tail selects and, withDifferences, then
+// their differences in one statement.
+func (db *DB) billDays(ctx context.Context, withDifferences bool, tail string, args ...any) ([]wechatbill.DayResult, error) {
 	rows, err := db.db.QueryContext(ctx, `SELECT DATE_FORMAT(bill_date, '%Y-%m-%d'), status, bill_rows, matched, fees_fen, COALESCE(error, ''), attempts, attempted_at
 		FROM t_bill_day `+tail, args...)
 	if err != nil {
@@ -107,9 +99,11 @@ func (db *DB) billDays(ctx context.Context, tail string, args ...any) ([]wechatb
 		}
 		days = append(days, d)
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+	if err := closeRows(rows); err != nil {
 		return nil, err
+	}
+	if !withDifferences {
+		return days, nil
 	}
 	dates := make([]string, len(days))
 	for i, d := range days {

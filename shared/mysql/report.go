@@ -28,14 +28,15 @@ func quarterOf(at string) string {
 }
 
 // bookingTakings is what booking b brought in, by its ledger rows: deposits
-// and shop payments less refunds (kept rows move no money).
-const bookingTakings = `(SELECT COALESCE(SUM(CASE m.kind WHEN 'refund' THEN -m.amount_fen WHEN 'kept' THEN 0 ELSE m.amount_fen END), 0)
+// and shop payments less refunds (kept rows move no money). The kinds, status
+// and event are package booking's, spelled here, never from input.
+var bookingTakings = `(SELECT COALESCE(SUM(CASE m.kind WHEN '` + string(booking.MoneyRefund) + `' THEN -m.amount_fen WHEN '` + string(booking.MoneyKept) + `' THEN 0 ELSE m.amount_fen END), 0)
 	FROM t_money m WHERE m.book_id = b.book_id)`
 
 // lateCancel is whether booking b is a late cancel: cancelled, and its audit
 // trail has the event late_cancel or its deposit was kept.
-const lateCancel = `(b.status = 3 AND (EXISTS (SELECT 1 FROM t_audit a WHERE a.book_id = b.book_id AND a.event = 'late_cancel')
-	OR EXISTS (SELECT 1 FROM t_money k WHERE k.book_id = b.book_id AND k.kind = 'kept')))`
+var lateCancel = `(b.status = ` + statusList([]booking.Status{booking.StatusCancelled}) + ` AND (EXISTS (SELECT 1 FROM t_audit a WHERE a.book_id = b.book_id AND a.event = '` + booking.EventLateCancel + `')
+	OR EXISTS (SELECT 1 FROM t_money k WHERE k.book_id = b.book_id AND k.kind = '` + string(booking.MoneyKept) + `')))`
 
 // ReportFacts reads the sums of report range r in one snapshot: the
 // bookings by the quarter hour their slot starts, status and late cancel; the
@@ -197,10 +198,7 @@ func (db *DB) ReportLines(ctx context.Context, start, end time.Time) ([]booking.
 			byID[b.ID] = len(lines)
 			lines = append(lines, booking.ReportLine{B: b})
 		}
-		if err := rows.Close(); err != nil {
-			return err
-		}
-		if err := rows.Err(); err != nil {
+		if err := closeRows(rows); err != nil {
 			return err
 		}
 		rows, err = tx.QueryContext(ctx, `SELECT m.book_id, m.kind, MAX(m.method), SUM(m.amount_fen)

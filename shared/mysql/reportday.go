@@ -186,12 +186,13 @@ func (db *DB) KeepReportDays(ctx context.Context, r booking.ReportRange, f booki
 		}
 		var starts []any
 		var dayRows, bookingRows, workRows [][]any
+		byDay := booking.FactsByDay(days, f)
 		for _, i := range f.Plan.Keep {
 			d := days[i]
 			if later[d.Start] {
 				continue
 			}
-			df := booking.DayFacts(d, f)
+			df := booking.DayFacts(d, byDay[i])
 			starts = append(starts, d.Start)
 			m := df.Money[0]
 			dayRows = append(dayRows, []any{d.Start, d.End, m.OnlineFen, m.ShopFen, m.RefundedFen, m.KeptFen, readAt})

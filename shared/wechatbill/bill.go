@@ -153,24 +153,19 @@ func Parse(b []byte) (*Bill, error) {
 	return bill, nil
 }
 
-// check compares the summary with the detail lines.
+// check compares the summary with the one the detail lines add up to
+// (SummaryOf), in the totals WeChat's summary states for all of them.
 func (b *Bill) check() error {
-	var settle, refund, fee int64
-	for _, l := range b.Lines {
-		settle += l.SettlementFen
-		refund += l.RefundFen
-		fee += l.FeeFen
-	}
-	s := b.Summary
+	s, want := b.Summary, SummaryOf(b.Lines)
 	switch {
-	case s.Trades != len(b.Lines):
-		return fmt.Errorf("%w: the summary counts %d trades, the bill has %d lines", ErrFormat, s.Trades, len(b.Lines))
-	case s.SettlementFen != settle:
-		return fmt.Errorf("%w: the summary's %s is %s, the lines add up to %s", ErrFormat, sumSettlement, Yuan(s.SettlementFen), Yuan(settle))
-	case s.RefundFen != refund:
-		return fmt.Errorf("%w: the summary's %s is %s, the lines add up to %s", ErrFormat, sumRefund, Yuan(s.RefundFen), Yuan(refund))
-	case s.FeeFen != fee:
-		return fmt.Errorf("%w: the summary's %s is %s, the lines add up to %s", ErrFormat, sumFee, Yuan(s.FeeFen), Yuan(fee))
+	case s.Trades != want.Trades:
+		return fmt.Errorf("%w: the summary counts %d trades, the bill has %d lines", ErrFormat, s.Trades, want.Trades)
+	case s.SettlementFen != want.SettlementFen:
+		return fmt.Errorf("%w: the summary's %s is %s, the lines add up to %s", ErrFormat, sumSettlement, Yuan(s.SettlementFen), Yuan(want.SettlementFen))
+	case s.RefundFen != want.RefundFen:
+		return fmt.Errorf("%w: the summary's %s is %s, the lines add up to %s", ErrFormat, sumRefund, Yuan(s.RefundFen), Yuan(want.RefundFen))
+	case s.FeeFen != want.FeeFen:
+		return fmt.Errorf("%w: the summary's %s is %s, the lines add up to %s", ErrFormat, sumFee, Yuan(s.FeeFen), Yuan(want.FeeFen))
 	}
 	return nil
 }

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"salon/shared/booking"
+	"salon/shared/wechatbill"
 )
 
 // reportDefaultDays is the range the page opens with: the last 31 days to
@@ -174,19 +175,11 @@ func ReportCSV(lines []booking.ReportLine, loc *time.Location) []byte {
 		cw.Write(neutralise([]string{
 			b.StartAt.In(loc).Format(time.DateOnly), b.StartAt.In(loc).Format("15:04"),
 			b.ServiceName, b.TechnicianName, name, phone, statusWord(b.Status),
-			csvYuan(l.DepositFen), csvYuan(l.BalanceFen), methodWords[l.BalanceMethod], csvYuan(l.RefundedFen), csvYuan(l.KeptFen),
+			wechatbill.Yuan(l.DepositFen), wechatbill.Yuan(l.BalanceFen), methodWords[l.BalanceMethod], wechatbill.Yuan(l.RefundedFen), wechatbill.Yuan(l.KeptFen),
 		}))
 	}
 	cw.Flush()
 	return buf.Bytes()
-}
-
-func csvYuan(fen int64) string {
-	sign := ""
-	if fen < 0 {
-		sign, fen = "-", -fen
-	}
-	return fmt.Sprintf("%s%d.%02d", sign, fen/100, fen%100)
 }
 
 // neutralise puts a ' before every value a spreadsheet would read as a

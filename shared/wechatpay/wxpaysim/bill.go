@@ -48,14 +48,6 @@ func (s *Sim) PlantBill(p BillPlant) {
 	s.plant = p
 }
 
-// BillLines are the lines of date's trade bill as the sim serves it now,
-// planted differences included.
-func (s *Sim) BillLines(date string) []wechatbill.Line {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.billLinesLocked(date)
-}
-
 func (s *Sim) billLinesLocked(date string) []wechatbill.Line {
 	var lines []wechatbill.Line
 	for _, o := range s.orders {
