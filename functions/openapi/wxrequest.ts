@@ -5,21 +5,13 @@
 // answer of each status are the document's, and a wrong one does not compile.
 import type { paths } from "./openapi";
 
-// The part of wx.request used here, declared for this module only: in a
-// project with miniprogram-api-typings it shadows the global wx there.
-declare const wx: {
-  request(option: {
-    url: string;
-    method?: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
-    data?: string;
-    header?: Record<string, string>;
-    dataType?: "json";
-    success?: (res: { statusCode: number; data: unknown }) => void;
-    fail?: (err: { errMsg: string }) => void;
-  }): unknown;
-};
-
-type Method = "get" | "put" | "post" | "delete" | "patch";
+// wx is the global of the official typings (npm miniprogram-api-typings,
+// pinned to 5.2.3; the project's tsconfig.json lists it in "types"), not a
+// declaration of this file. Their wx.request has no PATCH, so Method is the
+// document's methods that wx.request has: the PATCH routes are the salon
+// console's, and calling one here does not compile.
+type WxMethod = NonNullable<WechatMiniprogram.RequestOption["method"]>;
+type Method = Extract<Lowercase<WxMethod>, "get" | "put" | "post" | "delete" | "patch">;
 
 // The paths that have an operation for the method.
 type PathsWith<M extends Method> = {
@@ -63,10 +55,28 @@ export type Answer<O> = O extends { responses: infer R }
   ? {
       [S in keyof R]: {
         status: S;
-        data: R[S] extends { content: { "application/json": infer D } } ? D : undefined;
+        data: DataOf<R[S]>;
       };
     }[keyof R]
   : never;
+
+// What comes with a status: the JSON shape; a string for a text answer (the
+// CSV of GET /admin/reports.csv, text/csv); undefined for none (204).
+type DataOf<R> = R extends { content: { "application/json": infer D } }
+  ? D
+  : R extends { content: Record<`text/${string}`, string> }
+    ? string
+    : undefined;
+
+// The answer's data as Answer types it. wx.request is asked not to parse
+// (dataType "其他", any value but "json"), so a text answer stays the string
+// it is, a JSON one is parsed here and an empty one (204) is undefined.
+function dataOf(res: WechatMiniprogram.RequestSuccessCallbackResult<string>): unknown {
+  if (res.data === "") return undefined;
+  const name = Object.keys(res.header).find((k) => k.toLowerCase() === "content-type");
+  if (name !== undefined && /^text\//i.test(String(res.header[name]))) return res.data;
+  return JSON.parse(res.data);
+}
 
 function url<O>(base: string, path: string, init: Init<O>): string {
   const params = (init.path ?? {}) as Record<string, string | number>;
@@ -94,13 +104,20 @@ export function createClient(base: string) {
       data = JSON.stringify(init.body);
     }
     return new Promise((resolve, reject) => {
-      wx.request({
+      wx.request<string>({
         url: url(base, path, init),
-        method: method.toUpperCase() as "GET" | "POST" | "PUT" | "PATCH" | "DELETE",
+        method: method.toUpperCase() as Uppercase<M>,
         data,
         header,
-        dataType: "json",
-        success: (res) => resolve({ status: res.statusCode, data: res.data } as Answer<Operation<P, M>>),
+        dataType: "其他",
+        responseType: "text",
+        success: (res) => {
+          try {
+            resolve({ status: res.statusCode, data: dataOf(res) } as Answer<Operation<P, M>>);
+          } catch {
+            reject(new Error("HTTP " + res.statusCode + ": the answer is not JSON"));
+          }
+        },
         fail: (err) => reject(new Error(err.errMsg)),
       });
     });

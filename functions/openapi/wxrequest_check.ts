@@ -36,11 +36,17 @@ export async function rightCalls(token: string): Promise<string[]> {
   await request("post", "/bookings", { token, body: { serviceId: 3, startAt: "2026-12-01T10:00:00+08:00", technicianId: 2 } });
   const moved = await request("post", "/bookings/{id}/reschedule", { token, path: { id: 42 }, body: { startAt: "2026-12-02T10:00:00+08:00" } });
   if (moved.status === 200) seen.push(String(moved.data.booking.serviceId ?? "seat"));
-  const unlinked = await request("patch", "/admin/technicians/{id}", { token, path: { id: 2 }, body: { staffId: null } });
-  if (unlinked.status === 200) seen.push(String(unlinked.data.technician.staffId));
   const off = await request("post", "/admin/technicians/{id}/off", { token, path: { id: 2 }, body: { date: "2026-12-01", from: "14:00", to: "16:00" } });
   if (off.status === 200) seen.push(String(off.data.closed));
   if (off.status === 409) seen.push(...off.data.bookings.map((b) => String(b.bookingId) + (b.customerName ?? "")));
+  // The owner's export: its 200 is the CSV as text (a byte order mark, then
+  // a header line in Chinese), its errors the JSON error shape.
+  const report = await request("get", "/admin/reports.csv", { token, query: { from: "2026-12-01", to: "2026-12-31" } });
+  if (report.status === 200) {
+    const csv: string = report.data;
+    seen.push(...csv.replace(/^\uFEFF/, "").split("\r\n")[0].split(","));
+  }
+  if (report.status === 403) seen.push(report.data.code);
   return seen;
 }
 
@@ -69,6 +75,17 @@ export async function wrongCalls(token: string): Promise<void> {
   await request("get", "/availability", { query: { date: "2026-12-01" } });
   // @ts-expect-error staffId may be null only when changing a technician
   await request("post", "/admin/technicians", { token, body: { name: "小美", serviceIds: [3], staffId: null } });
+  // @ts-expect-error wx.request has no PATCH: a PATCH route is the console's
+  await request("patch", "/admin/technicians/{id}", { token, path: { id: 2 }, body: { staffId: null } });
+  // @ts-expect-error no method of wx.request reaches a PATCH-only route
+  await request("put", "/admin/slots/{id}", { token, path: { id: 42 }, body: { capacity: 5 } });
+  const report = await request("get", "/admin/reports.csv", { token, query: { from: "2026-12-01", to: "2026-12-31" } });
+  if (report.status === 200) {
+    // @ts-expect-error the CSV is text, not an empty answer
+    const none: undefined = report.data;
+    // @ts-expect-error the CSV is text, not JSON
+    const parsed: { code: string } = report.data;
+  }
   const answer = await request("post", "/bookings/{id}/cancel", { token, path: { id: 1 } });
   if (answer.status === 409) {
     // @ts-expect-error an error answer has no booking

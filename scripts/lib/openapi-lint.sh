@@ -4,8 +4,10 @@
 # over on purpose are in functions/openapi/.redocly.lint-ignore.yaml) and fails
 # on any error; warnings are shown. Then it type-checks the mini-program's
 # wx.request adapter (functions/openapi/wxrequest.ts, the guide's snippet) and
-# its checks against the committed openapi.d.ts with the pinned TypeScript 5.
-# Both tools come from functions/openapi/package-lock.json (openapi_npm_ci, in
+# its checks against the committed openapi.d.ts and the official mini-program
+# typings (miniprogram-api-typings, whose wx.request has no PATCH) with the
+# pinned TypeScript 5. The tools and the typings come from
+# functions/openapi/package-lock.json (openapi_npm_ci, in
 # scripts/lib/openapi-types.sh, which test.sh sources first).
 check_openapi_lint() {
   local dir=functions/openapi doc=shared/openapi/openapi.yaml out
@@ -24,7 +26,7 @@ check_openapi_lint() {
     printf '%s\n' "$out" >&2
   fi
   if ! (cd "$dir" && ./node_modules/.bin/tsc --noEmit -p tsconfig.json >&2); then
-    echo "$dir/wxrequest.ts does not type-check against $dir/openapi.d.ts (run: cd $dir && npm ci && npm run typecheck)" >&2
+    echo "$dir/wxrequest.ts and its checks do not type-check against $dir/openapi.d.ts and the official mini-program typings (run: cd $dir && npm ci && npm run typecheck)" >&2
     return 1
   fi
 }

@@ -1,7 +1,9 @@
 # shellcheck shell=bash
 # openapi_npm_ci installs functions/openapi's pinned tools (openapi-typescript,
-# Redocly CLI, TypeScript) exactly as package-lock.json names them, once per
-# shell: on a fresh machine too, from the npm registry.
+# Redocly CLI, TypeScript, and the official mini-program typings
+# miniprogram-api-typings that the wx.request adapter is checked against)
+# exactly as package-lock.json names them, once per shell: on a fresh machine
+# too, from the npm registry.
 openapi_npm_ci() {
   [ -n "${OPENAPI_NPM_CI_DONE:-}" ] && return 0
   (cd functions/openapi && npm ci --no-audit --no-fund --loglevel=error >/dev/null) || {
