@@ -96,7 +96,9 @@ func (w Window) Query() (from, to time.Time) {
 }
 
 // Match pairs the day's bill lines with the ledger's rows (read over
-// w.Query()). earlier is the previous day's bill lines, or nil when not
+// w.Query()). A row pairs with at most one line (the first, in the bill's
+// order); a further line for the same out_trade_no (payment) or out_refund_no
+// (refund) is MissingHere. earlier is the previous day's bill lines, or nil when not
 // fetched; needEarlier reports rows at the head of the day that only it can
 // settle (the caller fetches it and matches again).
 func Match(lines []Line, rows []LedgerRow, w Window, earlier []Line) (res Result, needEarlier bool) {
@@ -112,8 +114,10 @@ func Match(lines []Line, rows []LedgerRow, w Window, earlier []Line) (res Result
 		if l.IsRefund() {
 			theirs = l.RefundFen
 		}
+		// A row pairs with at most one line, the first in the bill: a
+		// payment or refund the bill lists again is a line without a row.
 		i, ok := byNumber[l.number()]
-		if !ok {
+		if !ok || paired[i] {
 			res.Differences = append(res.Differences, difference(l.OutTradeNo, l.OutRefundNo, l.IsRefund(), MissingHere, nil, &theirs))
 			continue
 		}

@@ -62,6 +62,17 @@ func TestMatch(t *testing.T) {
 		{name: "a row at the day's head in neither bill", rows: []wechatbill.LedgerRow{dep("SL0", 5000, at(0, 0, 1))}, earlier: []wechatbill.Line{},
 			diffs: []wechatbill.Difference{{OutTradeNo: "SL0", Kind: "missing_in_bill", OursFen: fen(5000)}}},
 		{name: "a row at the day's head in this day's bill", lines: []wechatbill.Line{pay("SL0", 5000, at(0, 0, 0))}, rows: []wechatbill.LedgerRow{dep("SL0", 5000, at(0, 0, 1))}, matched: 1},
+		{name: "a payment listed twice pairs its row once", lines: []wechatbill.Line{pay("SL1", 3000, at(10, 0, 0)), pay("SL1", 3000, at(10, 0, 0))},
+			rows: []wechatbill.LedgerRow{dep("SL1", 3000, at(10, 0, 1))}, matched: 1,
+			diffs: []wechatbill.Difference{{OutTradeNo: "SL1", Kind: "missing_here", TheirsFen: fen(3000)}}},
+		{name: "a refund listed twice pairs its row once", lines: []wechatbill.Line{pay("SL1", 5000, at(10, 0, 0)), ref("SL1", "RF1", 2000, at(11, 0, 0)), ref("SL1", "RF1", 2000, at(11, 0, 0))},
+			rows: []wechatbill.LedgerRow{dep("SL1", 5000, at(10, 0, 1)), back("SL1", "RF1", 2000, at(11, 0, 2))}, matched: 2,
+			diffs: []wechatbill.Difference{{OutTradeNo: "SL1", OutRefundNo: "RF1", Kind: "missing_here", TheirsFen: fen(2000)}}},
+		{name: "a payment listed twice with another amount the second time", lines: []wechatbill.Line{pay("SL1", 3000, at(10, 0, 0)), pay("SL1", 5000, at(10, 0, 0))},
+			rows: []wechatbill.LedgerRow{dep("SL1", 3000, at(10, 0, 1))}, matched: 1,
+			diffs: []wechatbill.Difference{{OutTradeNo: "SL1", Kind: "missing_here", TheirsFen: fen(5000)}}},
+		{name: "a payment listed twice, its row unwritten", lines: []wechatbill.Line{pay("SL1", 3000, at(10, 0, 0)), pay("SL1", 3000, at(10, 0, 0))},
+			diffs: []wechatbill.Difference{{OutTradeNo: "SL1", Kind: "missing_here", TheirsFen: fen(3000)}, {OutTradeNo: "SL1", Kind: "missing_here", TheirsFen: fen(3000)}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
