@@ -53,12 +53,12 @@ func (c *Client) TradeBill(ctx context.Context, date string) ([]byte, error) {
 	if !strings.EqualFold(ans.HashType, "SHA1") || ans.HashValue == "" {
 		return nil, fmt.Errorf("wechatpay: trade bill %s: hash_type %q, want SHA1 with a hash_value", date, ans.HashType)
 	}
-	u, err := url.Parse(ans.DownloadURL)
-	if err != nil || u.Scheme != "https" || u.Host != strings.TrimPrefix(DefaultAPIBase, "https://") {
-		// The merchant's signature goes only to WeChat's API host.
-		return nil, fmt.Errorf("wechatpay: trade bill %s: download_url %q is not on WeChat Pay's API host", date, ans.DownloadURL)
+	fileURL, ok := c.billFileURL(ans.DownloadURL)
+	if !ok {
+		// The merchant's signature goes only to WeChat's API host or the configured base.
+		return nil, fmt.Errorf("wechatpay: trade bill %s: download_url %q is neither on WeChat Pay's API host nor under WECHATPAY_API_BASE", date, ans.DownloadURL)
 	}
-	body, err := c.downloadBill(ctx, ans.DownloadURL)
+	body, err := c.downloadBill(ctx, fileURL)
 	if err != nil {
 		return nil, fmt.Errorf("wechatpay: download trade bill %s: %w", date, err)
 	}
@@ -67,6 +67,41 @@ func (c *Client) TradeBill(ctx context.Context, date string) ([]byte, error) {
 		return nil, fmt.Errorf("%w (trade bill %s)", ErrBillHash, date)
 	}
 	return body, nil
+}
+
+// billFileURL is what to GET for a bill's download_url, or false when the
+// merchant's signed request must not go there. Two places are accepted:
+//
+//   - WeChat's API host over https, as WeChat names the file; like every call
+//     it is sent to the configured base (the transport's rewrite);
+//   - the configured base itself (WECHATPAY_API_BASE: WeChat's backup domain,
+//     or a gateway in front of WeChat): its scheme, its host and port, and a
+//     path under its path. It is requested as the same path on WeChat's API
+//     host with the base's path taken off, so that the rewrite sends it back
+//     to exactly that URL and the signature covers the path the server sees.
+//
+// Any other scheme, host or port is refused.
+func (c *Client) billFileURL(downloadURL string) (string, bool) {
+	u, err := url.Parse(downloadURL)
+	if err != nil || u.Opaque != "" {
+		return "", false
+	}
+	if u.Scheme == "https" && strings.EqualFold(u.Host, strings.TrimPrefix(DefaultAPIBase, "https://")) {
+		return downloadURL, true
+	}
+	base := c.base
+	if u.Scheme != base.Scheme || !strings.EqualFold(u.Host, base.Host) {
+		return "", false
+	}
+	rest, under := strings.CutPrefix(u.EscapedPath(), strings.TrimRight(base.EscapedPath(), "/"))
+	if !under || !strings.HasPrefix(rest, "/") {
+		return "", false
+	}
+	file := DefaultAPIBase + rest
+	if u.RawQuery != "" {
+		file += "?" + u.RawQuery
+	}
+	return file, true
 }
 
 func (c *Client) billAnswer(ctx context.Context, date string) (*billAnswer, error) {

@@ -77,6 +77,9 @@ type Client struct {
 	// download is the same client without answer verification, for the bill
 	// file itself, whose answer WeChat does not sign (its hash is checked).
 	sdk, download *core.Client
+	// base is WECHATPAY_API_BASE parsed (DefaultAPIBase when unset): where
+	// every request goes, and where else a bill's download_url may point.
+	base *url.URL
 }
 
 // New builds the client from cfg. It makes no network call. When cfg.APIBase is
@@ -89,6 +92,10 @@ func New(cfg Config) (*Client, error) {
 	httpClient, err := buildHTTPClient(cfg)
 	if err != nil {
 		return nil, err
+	}
+	base, err := parseBase(cmp.Or(strings.TrimRight(cfg.APIBase, "/"), DefaultAPIBase))
+	if err != nil {
+		return nil, fmt.Errorf("wechatpay config: WECHATPAY_API_BASE %w", err)
 	}
 	mode, _ := cfg.verification() // validate checked it
 	verifier, err := buildVerifier(cfg, mode, httpClient)
@@ -124,6 +131,7 @@ func New(cfg Config) (*Client, error) {
 		callTimeout:     cmp.Or(cfg.CallTimeout, DefaultCallTimeout),
 		sdk:             sdk,
 		download:        core.NewClientWithValidator(sdk, &validators.NullValidator{}),
+		base:            base,
 	}, nil
 }
 

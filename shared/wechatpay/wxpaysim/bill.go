@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"salon/shared/wechatbill"
@@ -17,7 +18,8 @@ import (
 // orders and refunds (a payment by its success time, a refund by its success
 // time, both in WeChat's time zone); a day without any is 400
 // NO_STATEMENT_EXIST, as WeChat answers. The download_url names WeChat's API
-// host (the client's base rewrite brings it here); its GET must be signed
+// host (the client's base rewrite brings it here), or the base a BillPlant's
+// DownloadBase names; its GET must be signed
 // like any request and is answered unsigned, the bill's bytes. The sim serves
 // any day's bill, today's so far included, so that a local run can show one.
 
@@ -32,12 +34,16 @@ const (
 // reconciliation finds: Drop leaves out the lines of one out_trade_no (a
 // payment WeChat has no record of), Change and ChangeFen make the payment line
 // of one out_trade_no another amount, BadHash announces a SHA1 that is not the
-// file's. The zero value serves the bills as they are.
+// file's, and DownloadBase (a base URL: scheme, host, optional path) names
+// the file under that base instead of under WeChat's API host, as WeChat's
+// backup domain or a gateway in front of it may. The zero value serves the
+// bills as they are.
 type BillPlant struct {
-	Drop      string `json:"drop,omitempty"`
-	Change    string `json:"change,omitempty"`
-	ChangeFen int64  `json:"changeFen,omitempty"`
-	BadHash   bool   `json:"badHash,omitempty"`
+	Drop         string `json:"drop,omitempty"`
+	Change       string `json:"change,omitempty"`
+	ChangeFen    int64  `json:"changeFen,omitempty"`
+	BadHash      bool   `json:"badHash,omitempty"`
+	DownloadBase string `json:"downloadBase,omitempty"`
 }
 
 // PlantBill sets what the bills served from now on get wrong (BillPlant{}:
@@ -112,10 +118,14 @@ func (s *Sim) tradeBill(q url.Values) result {
 	if plant.BadHash {
 		hash = hex.EncodeToString(make([]byte, sha1.Size))
 	}
+	base := "https://api.mch.weixin.qq.com"
+	if plant.DownloadBase != "" {
+		base = strings.TrimRight(plant.DownloadBase, "/")
+	}
 	return ok(map[string]string{
 		"hash_type":    "SHA1",
 		"hash_value":   hash,
-		"download_url": "https://api.mch.weixin.qq.com" + pathBillDownload + "?token=" + token,
+		"download_url": base + pathBillDownload + "?token=" + token,
 	})
 }
 
