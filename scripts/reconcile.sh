@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Checks the database at MYSQL_DSN (default root@tcp(127.0.0.1:3306)/salon) for
 # slots whose booked counter disagrees with the seats their bookings hold (the
-# t_booking_slot rows of bookings in status 0, 1, 2 or 5), with the same check the
-# release run makes every minute. It prints each drift and changes nothing.
+# t_booking_slot rows of bookings in status 0, 1, 2 or 5), and for cells of one
+# technician that overlap in time, with the same check the release run makes
+# every minute. It prints each drift and changes nothing.
 #
 #   MYSQL_DSN='user:pw@tcp(10.0.0.5:3306)/salon' scripts/reconcile.sh
 #

@@ -119,12 +119,17 @@ type SlotView struct {
 }
 
 // SlotDrift is a slot whose booked counter disagrees with the seats its
-// bookings hold: a bug, reported and never repaired silently.
+// bookings hold, or a technician's cell that overlaps another of hers in
+// time: a bug, reported and never repaired silently.
 type SlotDrift struct {
 	SlotID   int64
 	Booked   int
 	Holding  int // seats of it held by bookings in a status that holds a seat
 	Capacity int
+	// Overlaps is another cell of the same technician that starts inside
+	// this one (0: the drift is the counter's). Two bookings could each take
+	// one of the two and be at her table at once.
+	Overlaps int64
 }
 
 // TradeState is a WeChat Pay order's state as a signed query or a notification

@@ -1,6 +1,7 @@
 package booking
 
 import (
+	"slices"
 	"time"
 )
 
@@ -208,4 +209,20 @@ func DayBounds(date string, loc *time.Location) (time.Time, time.Time, error) {
 		return time.Time{}, time.Time{}, err
 	}
 	return day, day.AddDate(0, 0, 1), nil
+}
+
+// ClearOf is cells less each one that overlaps any of taken in time, and how
+// many it left out: a technician's new cells never overlap her existing ones
+// (laid before GRID_MINUTES changed, or at the same start), so no instant of
+// her time is two cells that two bookings could take. Two spans overlap when
+// each starts before the other ends; touching ends do not overlap.
+func ClearOf(cells []ScheduledSlot, taken []Span) (clear []ScheduledSlot, skipped int) {
+	for _, c := range cells {
+		if slices.ContainsFunc(taken, func(t Span) bool { return c.StartAt.Before(t.End) && t.Start.Before(c.EndAt) }) {
+			skipped++
+			continue
+		}
+		clear = append(clear, c)
+	}
+	return clear, skipped
 }

@@ -132,3 +132,42 @@ func TestParseClock(t *testing.T) {
 		}
 	}
 }
+
+// TestClearOf: a new cell is left out when it overlaps one of hers in time
+// (the same start, inside, across either end), kept when it only touches one.
+func TestClearOf(t *testing.T) {
+	at := func(hhmm string) time.Time {
+		v, err := time.Parse("2006-01-02 15:04", "2026-12-08 "+hhmm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	taken := []Span{{Start: at("10:00"), End: at("10:30")}, {Start: at("11:00"), End: at("12:00")}}
+	cases := []struct {
+		from, to string
+		keep     bool
+	}{
+		{"09:45", "10:00", true},  // ends where hers starts
+		{"09:45", "10:15", false}, // across her start
+		{"10:00", "10:15", false}, // the same start
+		{"10:00", "10:30", false}, // the same cell
+		{"10:15", "10:30", false}, // inside, the case
+		{"10:15", "10:45", false}, // across her end
+		{"10:30", "10:45", true},  // starts where hers ends
+		{"10:30", "11:00", true},  // between two of hers
+		{"10:45", "11:15", false}, // across the next one's start
+		{"09:30", "12:30", false}, // over both
+		{"12:00", "12:15", true},  // after both
+	}
+	for _, c := range cases {
+		cell := ScheduledSlot{StartAt: at(c.from), EndAt: at(c.to), Capacity: 1, TechnicianID: 7}
+		clear, skipped := ClearOf([]ScheduledSlot{cell}, taken)
+		if kept := len(clear) == 1 && skipped == 0; kept != c.keep || len(clear)+skipped != 1 {
+			t.Errorf("%s-%s: kept %d skipped %d, want kept=%v", c.from, c.to, len(clear), skipped, c.keep)
+		}
+	}
+	if clear, skipped := ClearOf(nil, taken); len(clear) != 0 || skipped != 0 {
+		t.Errorf("no cells: %v %d", clear, skipped)
+	}
+}

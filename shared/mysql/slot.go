@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -99,10 +101,20 @@ const SlotBatch = 1000
 // transaction is short now that it is a few dozen statements. Batches that
 // committed on their own would be safe to repeat (existing starts are skipped)
 // but could leave half a schedule that the salon did not see confirmed.
+//
+// A technician's cell that would overlap one of hers in time (laid before
+// GRID_MINUTES changed) is skipped too (booking.ClearOf): her row is locked
+// first, so two requests laying her hours at once cannot both insert
+// overlapping cells.
 func (db *DB) CreateSlots(ctx context.Context, all []booking.ScheduledSlot) (created, skipped int, err error) {
 	err = db.transact(ctx, nil, func(tx *sql.Tx) error {
 		created, skipped = 0, 0
-		return createSlots(ctx, tx, all, &created, &skipped)
+		clear, overlapping, err := clearOfTheirCells(ctx, tx, all)
+		if err != nil {
+			return err
+		}
+		skipped = overlapping
+		return createSlots(ctx, tx, clear, &created, &skipped)
 	})
 	if err != nil {
 		return 0, 0, err
@@ -145,6 +157,76 @@ func createSlots(ctx context.Context, tx *sql.Tx, slots []booking.ScheduledSlot,
 		*skipped += len(batch) - int(n)
 	}
 	return nil
+}
+
+// clearOfTheirCells leaves out each technician's cell in slots that
+// overlaps one of her existing cells, under a lock on her row that every
+// laying of her hours takes first, and answers how many it left out. Seat
+// slots pass as they are (one per start is their rule, uk_slot_start's).
+func clearOfTheirCells(ctx context.Context, tx *sql.Tx, slots []booking.ScheduledSlot) ([]booking.ScheduledSlot, int, error) {
+	byTech := map[int64][]booking.ScheduledSlot{}
+	var out []booking.ScheduledSlot
+	for _, s := range slots {
+		if s.TechnicianID == 0 {
+			out = append(out, s)
+			continue
+		}
+		byTech[s.TechnicianID] = append(byTech[s.TechnicianID], s)
+	}
+	skipped := 0
+	for _, tech := range slices.Sorted(maps.Keys(byTech)) { // one lock order
+		cells := byTech[tech]
+		var locked int64
+		err := tx.QueryRowContext(ctx, `SELECT technician_id FROM t_technician WHERE technician_id = ? FOR UPDATE`, tech).Scan(&locked)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, 0, booking.Errorf(booking.ENOTFOUND, "technician %d not found", tech)
+		}
+		if err != nil {
+			return nil, 0, err
+		}
+		from, to := cells[0].StartAt, cells[0].EndAt
+		for _, c := range cells[1:] {
+			from, to = minTime(from, c.StartAt), maxTime(to, c.EndAt)
+		}
+		// A cell is at most an hour (GRID_MINUTES divides one): one that
+		// starts a day before the first new one cannot reach it.
+		rows, err := tx.QueryContext(ctx, `SELECT start_at, end_at FROM t_slot
+			WHERE technician_key = ? AND start_at >= ? AND start_at < ? AND end_at > ?`,
+			tech, from.Add(-24*time.Hour).UTC(), to.UTC(), from.UTC())
+		if err != nil {
+			return nil, 0, err
+		}
+		var theirs []booking.Span
+		for rows.Next() {
+			sp := booking.Span{TechnicianID: tech}
+			if err := rows.Scan(&sp.Start, &sp.End); err != nil {
+				rows.Close()
+				return nil, 0, err
+			}
+			theirs = append(theirs, sp)
+		}
+		if err := closeRows(rows); err != nil {
+			return nil, 0, err
+		}
+		clear, n := booking.ClearOf(cells, theirs)
+		out = append(out, clear...)
+		skipped += n
+	}
+	return out, skipped, nil
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // repeatRows is row, n times, separated by commas.

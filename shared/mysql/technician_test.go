@@ -1019,3 +1019,113 @@ func TestATechniciansBookingEndsWithItsService(t *testing.T) {
 		t.Fatal("not due 40 minutes after the service ended")
 	}
 }
+
+// TestHoursOnAFinerGridNeverOverlap: her hours laid at 30 minutes, then laid
+// again after GRID_MINUTES became 15, make no cell that overlaps one of hers
+// (only the hours beyond the old ones are laid), so a 15-minute booking at
+// 10:15 cannot land on a 10:00-10:30 one; the drift check finds nothing.
+func TestHoursOnAFinerGridNeverOverlap(t *testing.T) {
+	t.Parallel()
+	db := mysqltest.New(t)
+	halfHour := mysqltest.AddService(t, db, "单色", 30, 0, 0)
+	quarter := mysqltest.AddService(t, db, "修甲", 15, 0, 0)
+	amy := mysqltest.AddTechnician(t, db, "Amy", halfHour, quarter)
+	start := mysqltest.GridStart(t, db, 26*time.Hour) // on the 30-minute grid
+	old := mysqltest.LayCells(t, db, amy, start, 4)   // two hours of 30-minute cells
+	if _, err := reserveService(db, "first", halfHour, amy, start); err != nil {
+		t.Fatal(err)
+	}
+
+	db.Policy.GridMinutes = 15
+	var cells []booking.ScheduledSlot
+	for i := range 12 { // the same two hours and one more, on 15 minutes
+		at := start.Add(time.Duration(i) * 15 * time.Minute)
+		cells = append(cells, booking.ScheduledSlot{StartAt: at, EndAt: at.Add(15 * time.Minute), Capacity: 1, TechnicianID: amy})
+	}
+	created, skipped, err := db.CreateSlots(ctx, cells)
+	if err != nil || created != 4 || skipped != 8 {
+		t.Fatalf("laid again on 15 minutes: created %d skipped %d (%v), want 4 and 8", created, skipped, err)
+	}
+	var n int
+	if err := db.SQL().QueryRow(`SELECT COUNT(*) FROM t_slot WHERE technician_id = ?`, amy).Scan(&n); err != nil || n != len(old)+4 {
+		t.Fatalf("%d cells of hers (%v), want %d", n, err, len(old)+4)
+	}
+	if _, err := reserveService(db, "second", quarter, amy, start.Add(15*time.Minute)); !booking.IsCode(err, booking.ESLOTNOTBOOKABLE) {
+		t.Fatalf("15 minutes inside the booked 30: %v, want SLOT_NOT_BOOKABLE", err)
+	}
+	// The new quarter-hours after the old cells are hers to book.
+	if _, err := reserveService(db, "third", quarter, amy, start.Add(2*time.Hour+15*time.Minute)); err != nil {
+		t.Fatalf("a new 15-minute cell: %v", err)
+	}
+	if d, err := db.FindDrift(ctx); err != nil || len(d) != 0 {
+		t.Fatalf("drift %v (%v), want none", d, err)
+	}
+	mysqltest.CheckInvariant(t, db)
+}
+
+// TestHoursRaceNeverOverlap: two layings of her hours at once, one on 30
+// minutes and one on 15, over the same morning: whichever comes first, the
+// cells never overlap.
+func TestHoursRaceNeverOverlap(t *testing.T) {
+	t.Parallel()
+	db := mysqltest.New(t)
+	svc := mysqltest.AddService(t, db, "单色", 30, 0, 0)
+	amy := mysqltest.AddTechnician(t, db, "Amy", svc)
+	start := mysqltest.GridStart(t, db, 26*time.Hour)
+	for round := range 10 {
+		at := start.Add(time.Duration(round) * 4 * time.Hour)
+		var errs [2]error
+		race(2, func(i int) {
+			step := time.Duration(30/(i+1)) * time.Minute // 30, then 15
+			var cells []booking.ScheduledSlot
+			for c := at; c.Before(at.Add(2 * time.Hour)); c = c.Add(step) {
+				cells = append(cells, booking.ScheduledSlot{StartAt: c, EndAt: c.Add(step), Capacity: 1, TechnicianID: amy})
+			}
+			_, _, errs[i] = db.CreateSlots(ctx, cells)
+		})
+		for _, err := range errs {
+			if err != nil {
+				t.Fatalf("round %d: %v", round, err)
+			}
+		}
+		var minutes int
+		if err := db.SQL().QueryRow(`SELECT COALESCE(SUM(TIMESTAMPDIFF(MINUTE, start_at, end_at)), 0) FROM t_slot
+			WHERE technician_id = ? AND start_at >= ? AND start_at < ?`, amy, at, at.Add(2*time.Hour)).Scan(&minutes); err != nil || minutes != 120 {
+			t.Fatalf("round %d: her cells cover %d minutes of the two hours (%v), want 120 exactly", round, minutes, err)
+		}
+		mysqltest.CheckInvariant(t, db)
+	}
+	if d, err := db.FindDrift(ctx); err != nil || len(d) != 0 {
+		t.Fatalf("drift %v (%v), want none", d, err)
+	}
+}
+
+// TestFindDriftReportsOverlappingCells: cells of one technician that overlap
+// (written around CreateSlots) are reported, each pair once, and left alone.
+func TestFindDriftReportsOverlappingCells(t *testing.T) {
+	t.Parallel()
+	db := mysqltest.New(t)
+	svc := mysqltest.AddService(t, db, "单色", 30, 0, 0)
+	amy := mysqltest.AddTechnician(t, db, "Amy", svc)
+	bea := mysqltest.AddTechnician(t, db, "Bea", svc)
+	start := mysqltest.GridStart(t, db, 26*time.Hour)
+	cells := mysqltest.LayCells(t, db, amy, start, 2)
+	mysqltest.LayCells(t, db, bea, start.Add(15*time.Minute), 1) // another technician: no overlap
+	res, err := db.SQL().Exec(`INSERT INTO t_slot (start_at, end_at, capacity, booked, price_fen, technician_id, is_open, created_at, updated_at)
+		VALUES (?, ?, 1, 0, 0, ?, 1, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))`, start.Add(15*time.Minute), start.Add(30*time.Minute), amy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inside, _ := res.LastInsertId()
+	d, err := db.FindDrift(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d) != 1 || d[0].SlotID != cells[0] || d[0].Overlaps != inside {
+		t.Fatalf("drift %+v, want slot %d overlapped by %d", d, cells[0], inside)
+	}
+	var n int
+	if err := db.SQL().QueryRow(`SELECT COUNT(*) FROM t_slot WHERE technician_id = ?`, amy).Scan(&n); err != nil || n != 3 {
+		t.Fatalf("the check changed her cells: %d (%v)", n, err)
+	}
+}

@@ -410,7 +410,7 @@ func (s *ReleaseRun) Reconcile(ctx context.Context) error {
 		return err
 	}
 	for _, d := range drifts {
-		s.logger(ctx).Error("slot drift", "slot_id", d.SlotID, "booked", d.Booked, "holding", d.Holding, "capacity", d.Capacity)
+		s.logger(ctx).Error("slot drift", "slot_id", d.SlotID, "booked", d.Booked, "holding", d.Holding, "capacity", d.Capacity, "overlaps", d.Overlaps)
 		if err := s.store.RecordAudit(ctx, booking.AuditRecord{SlotID: d.SlotID, Event: booking.EventDrift, FromStatus: -1, ToStatus: -1,
 			Actor: booking.ActorSystem, Reason: DriftReason(d)}); err != nil {
 			return err
@@ -422,6 +422,9 @@ func (s *ReleaseRun) Reconcile(ctx context.Context) error {
 // DriftReason describes a drift the same way in the audit trail and in the
 // reconciliation command's output.
 func DriftReason(d booking.SlotDrift) string {
+	if d.Overlaps != 0 {
+		return "overlaps slot " + strconv.FormatInt(d.Overlaps, 10) + " of the same technician (booked=" + strconv.Itoa(d.Booked) + ")"
+	}
 	return "booked=" + strconv.Itoa(d.Booked) + " holding=" + strconv.Itoa(d.Holding) + " capacity=" + strconv.Itoa(d.Capacity)
 }
 

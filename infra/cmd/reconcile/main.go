@@ -1,7 +1,9 @@
 // Command reconcile checks, for every slot that has not started, that its booked
 // counter equals the seats its bookings hold (their t_booking_slot rows, of
-// bookings in a status that holds a seat: invariant 2 in shared/README.md), with the same store query the release run uses every minute. It prints each
-// drift and exits 1 if there is any, 0 if there is none, 2 if it could not check.
+// bookings in a status that holds a seat: invariant 2 in shared/README.md), and
+// that no two cells of one technician overlap in time, with the same store query
+// the release run uses every minute. It prints each drift and exits 1 if there is
+// any, 0 if there is none, 2 if it could not check.
 //
 //	MYSQL_DSN='user:pw@tcp(host:3306)/salon' go run ./infra/cmd/reconcile
 //	scripts/reconcile.sh
@@ -73,6 +75,6 @@ func run(ctx context.Context, getenv func(string) string, stdout, stderr io.Writ
 		fmt.Fprintf(stdout, "%d slot(s) drifted; nothing was changed: find the cause before correcting any counter\n", len(drifts))
 		return exitDrift
 	}
-	fmt.Fprintln(stdout, "OK: every slot that has not started matches its bookings")
+	fmt.Fprintln(stdout, "OK: every slot that has not started matches its bookings, and no technician's cells overlap")
 	return exitClean
 }

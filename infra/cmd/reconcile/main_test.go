@@ -62,6 +62,19 @@ func TestReconcileExitCodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	mysqltest.CheckInvariant(t, store)
+	check(exitClean, "OK")
+
+	// Two cells of one technician that overlap (written around the store):
+	// reported, and left as they are.
+	svc := mysqltest.AddService(t, store, "单色", 30, 0, 0)
+	amy := mysqltest.AddTechnician(t, store, "Amy", svc)
+	cell := mysqltest.LayCells(t, store, amy, mysqltest.GridStart(t, store, 30*time.Hour), 1)[0]
+	if _, err := store.SQL().Exec(`INSERT INTO t_slot (start_at, end_at, capacity, booked, price_fen, technician_id, is_open, created_at, updated_at)
+		SELECT start_at + INTERVAL 15 MINUTE, end_at, 1, 0, 0, technician_id, 1, created_at, updated_at FROM t_slot WHERE slot_id = ?`, cell); err != nil {
+		t.Fatal(err)
+	}
+	check(exitDrift, "DRIFT slot "+strconv.FormatInt(cell, 10)+" (starts ")
+	check(exitDrift, "overlaps slot ")
 }
 
 func TestReconcileUnreachable(t *testing.T) {

@@ -398,7 +398,7 @@ func healthItems(h *service.Health, loc *time.Location) []healthItem {
 	seats := healthItem{Key: "reconciliation", Label: "时段的已约人数", Count: len(h.Drift), Value: "正确"}
 	if len(h.Drift) > 0 {
 		seats.Value, seats.Bad = fmt.Sprintf("%d 个时段对不上", len(h.Drift)), true
-		seats.Note = "这些时段显示的已约人数和实际预约不一致：请联系技术人员（时段列在下面的技术信息里）"
+		seats.Note = "这些时段显示的已约人数和实际预约不一致，或同一技师的时间格有重叠：请联系技术人员（时段列在下面的技术信息里）"
 	}
 	return append(items, backlog, open, failed, seats, notificationItem(h))
 }

@@ -283,6 +283,16 @@ func CheckInvariant(tb testing.TB, db *mysql.DB) {
 			FROM t_booking_slot bs JOIN t_slot s ON s.slot_id = bs.slot_id WHERE bs.book_id = b.book_id), 0) <> b.minutes))`, holding()...).Scan(&missing); err != nil {
 		tb.Fatal(err)
 	}
+	// ... and no two cells of one technician overlap in time.
+	var overlapping int
+	if err := db.SQL().QueryRow(`SELECT COUNT(*) FROM t_slot s JOIN t_slot o
+		ON o.technician_key = s.technician_key AND o.start_at > s.start_at AND o.start_at < s.end_at
+		WHERE s.technician_key <> 0`).Scan(&overlapping); err != nil {
+		tb.Fatal(err)
+	}
+	if overlapping != 0 {
+		tb.Errorf("invariant broken: %d pairs of one technician's cells overlap", overlapping)
+	}
 	if stray != 0 || missing != 0 {
 		tb.Errorf("invariant broken: %d seat rows of bookings not holding that seat, %d bookings holding a seat without exactly its rows", stray, missing)
 	}
