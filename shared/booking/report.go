@@ -33,16 +33,17 @@ type ReportRange struct {
 }
 
 // ParseReportRange reads a report's from and to (YYYY-MM-DD in shop time):
-// both must be dates, from no later than to, and at most MaxReportDays days
-// from and to both counted. Anything else is BAD_REQUEST.
+// both must be dates of ParseDate (years MinDateYear-MaxDateYear), from no
+// later than to, and at most MaxReportDays days from and to both counted.
+// Anything else is BAD_REQUEST.
 func ParseReportRange(from, to string, loc *time.Location) (ReportRange, error) {
-	f, err := time.ParseInLocation(time.DateOnly, from, loc)
+	f, err := ParseDate(from, loc)
 	if err != nil {
-		return ReportRange{}, Errorf(EBADREQUEST, "from %q is not a date YYYY-MM-DD", from)
+		return ReportRange{}, err
 	}
-	t, err := time.ParseInLocation(time.DateOnly, to, loc)
+	t, err := ParseDate(to, loc)
 	if err != nil {
-		return ReportRange{}, Errorf(EBADREQUEST, "to %q is not a date YYYY-MM-DD", to)
+		return ReportRange{}, err
 	}
 	if t.Before(f) {
 		return ReportRange{}, Errorf(EBADREQUEST, "from %s is after to %s", from, to)

@@ -49,14 +49,27 @@ func (s *Reconciliation) Day(ctx context.Context, date string) (*wechatbill.DayR
 	if _, err := allow(ctx, booking.ActionReconcile); err != nil {
 		return nil, err
 	}
-	if _, err := wechatbill.Day(date); err != nil {
-		return nil, booking.Errorf(booking.EBADREQUEST, "date %q is not yyyy-mm-dd", date)
+	if _, err := billDay(date); err != nil {
+		return nil, err
 	}
 	d, err := s.store.BillDay(ctx, date)
 	if err != nil || d != nil {
 		return d, err
 	}
 	return &wechatbill.DayResult{Date: date, Status: wechatbill.StatusNotYet}, nil
+}
+
+// billDay is date's bill window when date is a date of the contract
+// (booking.ParseDate: YYYY-MM-DD in years 1000-9998), else BAD_REQUEST.
+func billDay(date string) (wechatbill.Window, error) {
+	if _, err := booking.ParseDate(date, time.UTC); err != nil {
+		return wechatbill.Window{}, err
+	}
+	w, err := wechatbill.Day(date)
+	if err != nil {
+		return wechatbill.Window{}, booking.Errorf(booking.EBADREQUEST, "date %q is not yyyy-mm-dd", date)
+	}
+	return w, nil
 }
 
 // Recent is the last n days attempted, newest first (the console's health page).
@@ -80,9 +93,9 @@ func (s *Reconciliation) RunDay(ctx context.Context, date string) (*wechatbill.D
 	if _, err := allow(ctx, booking.ActionReconcile); err != nil {
 		return nil, err
 	}
-	w, err := wechatbill.Day(date)
+	w, err := billDay(date)
 	if err != nil {
-		return nil, booking.Errorf(booking.EBADREQUEST, "date %q is not yyyy-mm-dd", date)
+		return nil, err
 	}
 	now, err := s.Now(ctx)
 	if err != nil {
