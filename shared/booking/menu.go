@@ -145,8 +145,9 @@ func (u TechnicianUpdate) NewTechnician() (Technician, error) {
 }
 
 // Apply is technician t with u's fields: the name by CleanName's rules (at
-// most MaxTechnicianNameLen), the services positive ids (kept ascending, each
-// once, at most MaxTechnicianServices), the staff account a positive id or 0.
+// most MaxTechnicianNameLen), the services positive ids (kept ascending; one
+// named twice is BAD_REQUEST, as the contract's uniqueItems says; at most
+// MaxTechnicianServices), the staff account a positive id or 0.
 // Whether those services and that account exist is the store's to check, on
 // the rows it writes with. An update that names no field is BAD_REQUEST.
 func (u TechnicianUpdate) Apply(t Technician) (Technician, error) {
@@ -166,7 +167,9 @@ func (u TechnicianUpdate) Apply(t Technician) (Technician, error) {
 	if u.ServiceIDs != nil {
 		ids := slices.Clone(*u.ServiceIDs)
 		slices.Sort(ids)
-		ids = slices.Compact(ids)
+		if len(slices.Compact(slices.Clone(ids))) != len(ids) {
+			return t, Errorf(EBADREQUEST, "technician: serviceIds names a service twice")
+		}
 		if len(ids) > MaxTechnicianServices {
 			return t, Errorf(EBADREQUEST, "technician: %d services, at most %d", len(ids), MaxTechnicianServices)
 		}

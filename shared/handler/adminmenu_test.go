@@ -119,10 +119,19 @@ func TestAdminTechnicians(t *testing.T) {
 		map[string]any{"name": "小丽", "serviceIds": []int64{manicure}, "staffId": 0},
 		map[string]any{"name": "小丽", "serviceIds": []int64{manicure}, "active": false},
 		map[string]any{"name": "小丽", "serviceIds": []int64{0}},
-		map[string]any{"name": "小丽", "serviceIds": []int64{999999}},
-		map[string]any{"name": "小丽", "serviceIds": []int64{}, "staffId": 999999},
+		map[string]any{"name": "小丽", "serviceIds": []int64{manicure, manicure}},       // a service named twice
+		map[string]any{"name": "小丽", "serviceIds": []int64{care, manicure, care}},     // uniqueItems
+		map[string]any{"name": "小丽", "serviceIds": []int64{manicure, 999999, 999999}}, // twice, and unknown: the shape first
 	} {
 		s.wantError(s.call("POST", "/admin/technicians", testAdmin, body), 400, booking.EBADREQUEST)
+	}
+	// An id the request names that does not exist: 404, as for any other.
+	for _, body := range []any{
+		map[string]any{"name": "小丽", "serviceIds": []int64{999999}},
+		map[string]any{"name": "小丽", "serviceIds": []int64{manicure, 999999}},
+		map[string]any{"name": "小丽", "serviceIds": []int64{}, "staffId": 999999},
+	} {
+		s.wantError(s.call("POST", "/admin/technicians", testAdmin, body), 404, booking.ENOTFOUND)
 	}
 	for _, body := range []any{
 		map[string]any{},
@@ -131,8 +140,16 @@ func TestAdminTechnicians(t *testing.T) {
 		map[string]any{"serviceIds": nil},
 		map[string]any{"staffId": 0},
 		map[string]any{"staffId": "1"},
+		map[string]any{"serviceIds": []int64{care, care}},
 	} {
 		s.wantError(s.call("PATCH", "/admin/technicians/"+fang, testAdmin, body), 400, booking.EBADREQUEST)
+	}
+	for _, body := range []any{
+		map[string]any{"serviceIds": []int64{999999}},
+		map[string]any{"staffId": 999999},
+		map[string]any{"name": "阿芳二", "serviceIds": []int64{care, 999999}},
+	} {
+		s.wantError(s.call("PATCH", "/admin/technicians/"+fang, testAdmin, body), 404, booking.ENOTFOUND)
 	}
 	s.wantError(s.call("POST", "/admin/technicians", testAdmin, map[string]any{"name": "小丽", "serviceIds": []int64{}, "staffId": mei.ID}), 409, booking.EINVALIDSTATE)
 	s.wantError(s.call("PATCH", "/admin/technicians/"+fang, testAdmin, map[string]any{"staffId": mei.ID}), 409, booking.EINVALIDSTATE)

@@ -250,7 +250,8 @@ func (db *DB) UpdateTechnician(ctx context.Context, id int64, u booking.Technici
 }
 
 // checkTechnicianRefs refuses services or a staff account that do not exist
-// (BAD_REQUEST: the request names them). Neither is ever deleted, so a read
+// (NOT_FOUND, as for any id the request names that does not exist). Neither
+// is ever deleted, so a read
 // suffices.
 func checkTechnicianRefs(ctx context.Context, tx *sql.Tx, t booking.Technician) error {
 	if len(t.ServiceIDs) > 0 {
@@ -260,7 +261,7 @@ func checkTechnicianRefs(ctx context.Context, tx *sql.Tx, t booking.Technician) 
 			return err
 		}
 		if n != len(t.ServiceIDs) {
-			return booking.Errorf(booking.EBADREQUEST, "serviceIds: %d of %v do not exist", len(t.ServiceIDs)-n, t.ServiceIDs)
+			return booking.Errorf(booking.ENOTFOUND, "serviceIds: %d of %v do not exist", len(t.ServiceIDs)-n, t.ServiceIDs)
 		}
 	}
 	if t.StaffID != 0 {
@@ -269,7 +270,7 @@ func checkTechnicianRefs(ctx context.Context, tx *sql.Tx, t booking.Technician) 
 			return err
 		}
 		if n == 0 {
-			return booking.Errorf(booking.EBADREQUEST, "staffId: staff %d does not exist", t.StaffID)
+			return booking.Errorf(booking.ENOTFOUND, "staffId: staff %d does not exist", t.StaffID)
 		}
 	}
 	return nil

@@ -175,8 +175,7 @@ func TestMenuEdits(t *testing.T) {
 		t.Fatalf("her account to another technician: %v", err)
 	}
 	for _, u := range []booking.TechnicianUpdate{
-		{SetStaff: true, StaffID: 999},
-		{ServiceIDs: &[]int64{d.gel, 999}},
+		{ServiceIDs: &[]int64{d.gel, d.gel}},
 		{Name: ptr("")},
 		{},
 	} {
@@ -184,8 +183,19 @@ func TestMenuEdits(t *testing.T) {
 			t.Errorf("update %+v: %v", u, err)
 		}
 	}
-	if _, err := svc.CreateTechnician(ctx, booking.TechnicianUpdate{Name: ptr("Cat"), ServiceIDs: &[]int64{999}}); !booking.IsCode(err, booking.EBADREQUEST) {
+	for _, u := range []booking.TechnicianUpdate{
+		{SetStaff: true, StaffID: 999},
+		{ServiceIDs: &[]int64{d.gel, 999}},
+	} {
+		if _, err := svc.UpdateTechnician(ctx, d.bea, u); !booking.IsCode(err, booking.ENOTFOUND) {
+			t.Errorf("update %+v: %v, want NOT_FOUND", u, err)
+		}
+	}
+	if _, err := svc.CreateTechnician(ctx, booking.TechnicianUpdate{Name: ptr("Cat"), ServiceIDs: &[]int64{999}}); !booking.IsCode(err, booking.ENOTFOUND) {
 		t.Errorf("a technician of a service that does not exist: %v", err)
+	}
+	if _, err := svc.CreateTechnician(ctx, booking.TechnicianUpdate{Name: ptr("Cat"), ServiceIDs: &[]int64{d.gel, d.brow, d.gel}}); !booking.IsCode(err, booking.EBADREQUEST) {
+		t.Errorf("a service named twice: %v", err)
 	}
 	if tech, err := svc.UpdateTechnician(ctx, d.amy, booking.TechnicianUpdate{SetStaff: true}); err != nil || tech.StaffID != 0 {
 		t.Fatalf("unlink: %+v %v", tech, err)
