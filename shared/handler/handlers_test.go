@@ -671,7 +671,7 @@ func TestBadRequests(t *testing.T) {
 		`{"slotId":` + sid + `}{"slotId":` + sid + `}`, `{"slotId":` + sid + `} x`, `{"slotId":` + sid + `},`, `{"SlotId":` + sid + `,"slotId":` + sid + `,"x":1}`} {
 		reqs = append(reqs, req{"POST", "/bookings", tok, b, nil})
 	}
-	for _, key := range []string{strings.Repeat("k", 65), "é" + strings.Repeat("k", 63)} {
+	for _, key := range []string{strings.Repeat("k", 65), "é" + strings.Repeat("k", 64), strings.Repeat("预", 65)} {
 		reqs = append(reqs, req{"POST", "/bookings", tok, `{"slotId":` + sid + `}`, []string{"Idempotency-Key", key}})
 	}
 	for _, b := range []string{``, `{}`, `{"code":""}`, `{"code":123}`, `{"code":"c","appid":"x"}`, `{"code":"` + strings.Repeat("c", 129) + `"}`, `{"code":"c"} {}`} {
@@ -730,6 +730,44 @@ func TestBadRequests(t *testing.T) {
 		t.Errorf("control character in Idempotency-Key: %d %s", st, body)
 	}
 	s.unchanged(before, "a control character in Idempotency-Key")
+}
+
+// TestIdempotencyKeyCountsCharacters: a key is 1-64 characters, not bytes.
+// Keys of Chinese (3 bytes a character) and emoji (4) up to 64 characters are
+// taken, stored exactly and name their one reservation when sent again; the
+// 65th character is 400 and changes nothing.
+func TestIdempotencyKeyCountsCharacters(t *testing.T) {
+	t.Parallel()
+	s := newSystem(t)
+	slot := s.freshSlot(10, 5000)
+	for i, key := range []string{
+		strings.Repeat("预约", 15),        // 30 characters, 90 bytes: refused while keys were counted in bytes
+		strings.Repeat("美", 64),         // 64 characters, 192 bytes
+		strings.Repeat("💅", 64),         // 64 characters of 4 bytes each
+		"k" + strings.Repeat("é", 63),   // 64 characters, 127 bytes
+		strings.Repeat("k", 64),         // 64 bytes, as before
+	} {
+		openid := fmt.Sprintf("o-key-%d", i)
+		id, a := s.reserve(openid, slot, "Idempotency-Key", key)
+		if id == 0 {
+			t.Errorf("key of %d characters (%d bytes): %d %s", len([]rune(key)), len(key), a.Status, a.Body)
+			continue
+		}
+		again, a := s.reserve(openid, slot, "Idempotency-Key", key)
+		if again != id || a.Status != 201 {
+			t.Errorf("key of %d characters again: booking %d (%d %s), want %d", len([]rune(key)), again, a.Status, a.Body, id)
+		}
+		var stored string
+		if err := s.store.SQL().QueryRow(`SELECT idem_key FROM t_booking WHERE book_id = ?`, id).Scan(&stored); err != nil || stored != key {
+			t.Errorf("stored key %q, want %q (%v)", stored, key, err)
+		}
+	}
+	before := s.dbState()
+	for _, key := range []string{strings.Repeat("预", 65), strings.Repeat("💅", 65), strings.Repeat("k", 65)} {
+		s.wantError(s.call("POST", "/bookings", s.token("o-key-long"), map[string]any{"slotId": slot}, "Idempotency-Key", key), 400, booking.EBADREQUEST)
+	}
+	s.unchanged(before, "keys of 65 characters")
+	mysqltest.CheckInvariant(t, s.store)
 }
 
 // TestSQLMetacharacters puts SQL in every string a client controls. Each is

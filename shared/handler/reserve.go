@@ -168,11 +168,16 @@ func (s *reserveRoutes) myBookings(w http.ResponseWriter, r *http.Request, res *
 	return nil
 }
 
+// maxIdemKeyChars is the contract's length of an Idempotency-Key, in
+// characters: the column (VARCHAR(64), utf8mb4) holds that many of any
+// script, so a key is stored exactly and two keys are never truncated into one.
+const maxIdemKeyChars = 64
+
 // validIdemKey reports whether an Idempotency-Key header can be stored exactly as
-// sent: at most 64 bytes (within the column, so the database never truncates two
-// keys into one), valid UTF-8, no control characters. Empty means no key.
+// sent: valid UTF-8 of at most maxIdemKeyChars characters (not bytes: a
+// 30-character Chinese key is 90 bytes), no control characters. Empty means no key.
 func validIdemKey(key string) bool {
-	if len(key) > 64 || !utf8.ValidString(key) {
+	if !utf8.ValidString(key) || utf8.RuneCountInString(key) > maxIdemKeyChars {
 		return false
 	}
 	return !strings.ContainsFunc(key, unicode.IsControl)
