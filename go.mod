@@ -3,12 +3,12 @@ module salon
 go 1.27.3
 
 require (
-	github.com/chromedp/cdproto v0.160.1
+	github.com/chromedp/cdproto v0.160.8
 	github.com/chromedp/chromedp v0.23.1
 	github.com/go-sql-driver/mysql v1.10.2
 	github.com/pb33f/libopenapi v0.42.5
 	github.com/pb33f/libopenapi-validator v0.16.3
-	github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common v1.3.213
+	github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common v1.3.218
 	github.com/tencentyun/scf-go-lib v0.0.0-20230904103145-13c9a7eeca80
 	github.com/wechatpay-apiv3/wechatpay-go v0.2.21
 	golang.org/x/crypto v0.59.0

@@ -27,10 +27,10 @@ require (
 	github.com/golang/freetype v0.0.0-20170609003504-e2365dfdc4a0 // indirect
 	github.com/golang/protobuf v1.5.4 // indirect
 	github.com/grpc-ecosystem/grpc-gateway/v2 v2.29.0 // indirect
-	github.com/klauspost/compress v1.20.0 // indirect
+	github.com/klauspost/compress v1.20.5 // indirect
 	github.com/nats-io/nkeys v0.4.16 // indirect
 	github.com/nats-io/nuid v1.0.1 // indirect
-	github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common v1.3.213 // indirect
+	github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common v1.3.218 // indirect
 	github.com/tencentyun/scf-go-lib v0.0.0-20230904103145-13c9a7eeca80 // indirect
 	github.com/wechatpay-apiv3/wechatpay-go v0.2.21 // indirect
 	go.etcd.io/etcd/api/v3 v3.7.3 // indirect
