@@ -36,7 +36,8 @@ func insertAudit(ctx context.Context, tx querier, r booking.AuditRecord) error {
 
 // RecordAudit writes an audit record that accompanies no status change: a rejected
 // notification, a reconciliation finding.
-func (db *DB) RecordAudit(ctx context.Context, r booking.AuditRecord) error {
+func (db *DB) RecordAudit(ctx context.Context, r booking.AuditRecord) (err error) {
+	defer wrap(&err, "RecordAudit(book %d, slot %d, %s)", r.BookingID, r.SlotID, r.Event)
 	return insertAudit(ctx, db.db, r)
 }
 
@@ -61,12 +62,14 @@ func (db *DB) listAudit(ctx context.Context, where string, args ...any) ([]booki
 }
 
 // BookingAudit returns a booking's audit trail, oldest first.
-func (db *DB) BookingAudit(ctx context.Context, bookingID int64) ([]booking.AuditRecord, error) {
+func (db *DB) BookingAudit(ctx context.Context, bookingID int64) (_ []booking.AuditRecord, err error) {
+	defer wrap(&err, "BookingAudit(book %d)", bookingID)
 	return db.listAudit(ctx, `WHERE book_id = ? ORDER BY audit_id`, bookingID)
 }
 
 // AuditOfBookings returns the audit records of these bookings, oldest first.
-func (db *DB) AuditOfBookings(ctx context.Context, bookingIDs []int64) ([]booking.AuditRecord, error) {
+func (db *DB) AuditOfBookings(ctx context.Context, bookingIDs []int64) (_ []booking.AuditRecord, err error) {
+	defer wrap(&err, "AuditOfBookings(%d bookings)", len(bookingIDs))
 	if len(bookingIDs) == 0 {
 		return nil, nil
 	}
@@ -79,13 +82,15 @@ func (db *DB) AuditOfBookings(ctx context.Context, bookingIDs []int64) ([]bookin
 }
 
 // UnshippedAudit returns up to limit records not yet delivered to CLS, oldest first.
-func (db *DB) UnshippedAudit(ctx context.Context, limit int) ([]booking.AuditRecord, error) {
+func (db *DB) UnshippedAudit(ctx context.Context, limit int) (_ []booking.AuditRecord, err error) {
+	defer wrap(&err, "UnshippedAudit()")
 	return db.listAudit(ctx, `WHERE shipped_at IS NULL ORDER BY audit_id LIMIT ?`, limit)
 }
 
 // MarkShipped records that CLS accepted these records. A crash before this call
 // ships them again on the next run; their stable ids make the duplicate visible.
-func (db *DB) MarkShipped(ctx context.Context, ids []int64) error {
+func (db *DB) MarkShipped(ctx context.Context, ids []int64) (err error) {
+	defer wrap(&err, "MarkShipped(%d records)", len(ids))
 	if len(ids) == 0 {
 		return nil
 	}
@@ -94,7 +99,7 @@ func (db *DB) MarkShipped(ctx context.Context, ids []int64) error {
 		args[i] = id
 	}
 	// The placeholders are generated from the count, never from input.
-	_, err := db.db.ExecContext(ctx, `UPDATE t_audit SET shipped_at = UTC_TIMESTAMP(6)
+	_, err = db.db.ExecContext(ctx, `UPDATE t_audit SET shipped_at = UTC_TIMESTAMP(6)
 		WHERE shipped_at IS NULL AND audit_id IN (`+placeholders(len(ids))+`)`, args...)
 	return err
 }

@@ -10,7 +10,8 @@ import (
 
 // LedgerOnline returns the ledger's online rows (method wechatpay, kinds
 // deposit and refund) written in [from, to), for matching with a bill.
-func (db *DB) LedgerOnline(ctx context.Context, from, to time.Time) ([]wechatbill.LedgerRow, error) {
+func (db *DB) LedgerOnline(ctx context.Context, from, to time.Time) (_ []wechatbill.LedgerRow, err error) {
+	defer wrap(&err, "LedgerOnline(%s)", span(from, to))
 	rows, err := db.db.QueryContext(ctx, `SELECT kind, amount_fen, COALESCE(out_trade_no, ''), COALESCE(out_refund_no, ''), created_at
 		FROM t_money
 		WHERE method = 'wechatpay' AND kind IN ('deposit', 'refund') AND created_at >= ? AND created_at < ?
@@ -34,7 +35,8 @@ func (db *DB) LedgerOnline(ctx context.Context, from, to time.Time) ([]wechatbil
 // differences replace what the last attempt found, and attempts counts it,
 // all in one transaction. d.AttemptedAt is the time of the attempt (the
 // database's clock, read by the caller).
-func (db *DB) SaveBillDay(ctx context.Context, d wechatbill.DayResult) error {
+func (db *DB) SaveBillDay(ctx context.Context, d wechatbill.DayResult) (err error) {
+	defer wrap(&err, "SaveBillDay(%s)", d.Date)
 	if len(d.Error) > 255 {
 		d.Error = d.Error[:255]
 	}
@@ -58,7 +60,8 @@ func (db *DB) SaveBillDay(ctx context.Context, d wechatbill.DayResult) error {
 }
 
 // BillDay returns what is recorded of a bill date, or nil when it was never attempted.
-func (db *DB) BillDay(ctx context.Context, date string) (*wechatbill.DayResult, error) {
+func (db *DB) BillDay(ctx context.Context, date string) (_ *wechatbill.DayResult, err error) {
+	defer wrap(&err, "BillDay(%s)", date)
 	days, err := db.billDays(ctx, true, `WHERE bill_date = ?`, date)
 	if err != nil || len(days) == 0 {
 		return nil, err
@@ -70,7 +73,8 @@ func (db *DB) BillDay(ctx context.Context, date string) (*wechatbill.DayResult, 
 // attempted, oldest first, without their differences: the release run's read
 // of the days it may run, every minute, which needs their status and last
 // attempt only.
-func (db *DB) BillDays(ctx context.Context, dates []string) ([]wechatbill.DayResult, error) {
+func (db *DB) BillDays(ctx context.Context, dates []string) (_ []wechatbill.DayResult, err error) {
+	defer wrap(&err, "BillDays(%d days)", len(dates))
 	if len(dates) == 0 {
 		return nil, nil
 	}
@@ -78,7 +82,8 @@ func (db *DB) BillDays(ctx context.Context, dates []string) ([]wechatbill.DayRes
 }
 
 // RecentBillDays returns the last n bill dates recorded, newest first.
-func (db *DB) RecentBillDays(ctx context.Context, n int) ([]wechatbill.DayResult, error) {
+func (db *DB) RecentBillDays(ctx context.Context, n int) (_ []wechatbill.DayResult, err error) {
+	defer wrap(&err, "RecentBillDays()")
 	return db.billDays(ctx, true, `ORDER BY bill_date DESC LIMIT ?`, n)
 }
 

@@ -70,14 +70,16 @@ func findBooking(ctx context.Context, q querier, id int64) (*booking.Booking, er
 }
 
 // FindBooking returns a booking by id.
-func (db *DB) FindBooking(ctx context.Context, id int64) (*booking.Booking, error) {
+func (db *DB) FindBooking(ctx context.Context, id int64) (_ *booking.Booking, err error) {
+	defer wrap(&err, "FindBooking(book %d)", id)
 	return findBooking(ctx, db.db, id)
 }
 
 // FindCustomerBooking returns the customer's own booking. Someone else's booking
 // is NOT_FOUND, exactly like one that does not exist, so ids reveal nothing.
-func (db *DB) FindCustomerBooking(ctx context.Context, openid string, id int64) (*booking.Booking, error) {
-	b, err := db.FindBooking(ctx, id)
+func (db *DB) FindCustomerBooking(ctx context.Context, openid string, id int64) (_ *booking.Booking, err error) {
+	defer wrap(&err, "FindCustomerBooking(book %d)", id)
+	b, err := findBooking(ctx, db.db, id)
 	if err != nil {
 		return nil, err
 	}
@@ -88,15 +90,17 @@ func (db *DB) FindCustomerBooking(ctx context.Context, openid string, id int64) 
 }
 
 // ListCustomerBookings returns a customer's bookings, newest first.
-func (db *DB) ListCustomerBookings(ctx context.Context, openid string, limit int) ([]*booking.Booking, error) {
+func (db *DB) ListCustomerBookings(ctx context.Context, openid string, limit int) (_ []*booking.Booking, err error) {
+	defer wrap(&err, "ListCustomerBookings()")
 	return db.listBookings(ctx, `WHERE b.openid = ? ORDER BY b.book_id DESC LIMIT ?`, openid, limit)
 }
 
 // CountNoShows returns how many of the customer's bookings are no-shows whose
 // slot started within the last `within` (NO_SHOW_LIMIT's window).
-func (db *DB) CountNoShows(ctx context.Context, openid string, within time.Duration) (int, error) {
+func (db *DB) CountNoShows(ctx context.Context, openid string, within time.Duration) (_ int, err error) {
+	defer wrap(&err, "CountNoShows()")
 	var n int
-	err := db.db.QueryRowContext(ctx, `SELECT `+noShowsOf("?"), openid, booking.StatusNoShow, within.Microseconds()).Scan(&n)
+	err = db.db.QueryRowContext(ctx, `SELECT `+noShowsOf("?"), openid, booking.StatusNoShow, within.Microseconds()).Scan(&n)
 	return n, err
 }
 
@@ -118,7 +122,8 @@ func noShowsWhere(who string) string {
 
 // ListSlotBookings returns the bookings of the slots starting in [from, to), for
 // the salon's day view.
-func (db *DB) ListSlotBookings(ctx context.Context, from, to time.Time) ([]*booking.Booking, error) {
+func (db *DB) ListSlotBookings(ctx context.Context, from, to time.Time) (_ []*booking.Booking, err error) {
+	defer wrap(&err, "ListSlotBookings(%s)", span(from, to))
 	return db.listBookings(ctx, `WHERE s.start_at >= ? AND s.start_at < ? ORDER BY s.start_at, b.book_id`, from.UTC(), to.UTC())
 }
 
@@ -151,7 +156,8 @@ func (db *DB) listBookings(ctx context.Context, where string, args ...any) ([]*b
 // for, is locked by the conditional UPDATE, the transaction's last statement, and
 // released by the COMMIT that the server runs right after, in the same round
 // trip: held for those two only, never while a network round trip passes.
-func (db *DB) Reserve(ctx context.Context, req booking.ReserveRequest) (*booking.Booking, bool, error) {
+func (db *DB) Reserve(ctx context.Context, req booking.ReserveRequest) (_ *booking.Booking, _ bool, err error) {
+	defer wrap(&err, "Reserve(slot %d)", req.SlotID)
 	if req.IdemKey != "" {
 		if b, err := db.findByIdemKey(ctx, req); b != nil || err != nil {
 			return b, false, err
@@ -168,7 +174,7 @@ func (db *DB) Reserve(ctx context.Context, req booking.ReserveRequest) (*booking
 		now            time.Time
 		activeCount    int
 	)
-	err := db.db.QueryRowContext(ctx, `
+	err = db.db.QueryRowContext(ctx, `
 		SELECT `+slotColumns+`, `+openForBookingExpr+`, UTC_TIMESTAMP(6),
 		       (SELECT COUNT(*) FROM t_booking WHERE active_openid = ?)
 		FROM t_slot WHERE slot_id = ? AND `+seatSchedule, db.Policy.BookingWindowDays, req.OpenID, req.SlotID).

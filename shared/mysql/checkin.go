@@ -28,7 +28,8 @@ const checkinCodeTries = 5
 // caller's read never leaves it a code of the day it was read for. Moved or
 // changed meanwhile, it answers "" (no code): the caller's read is older than
 // the booking.
-func (db *DB) CheckinCode(ctx context.Context, b *booking.Booking, day string) (string, error) {
+func (db *DB) CheckinCode(ctx context.Context, b *booking.Booking, day string) (_ string, err error) {
+	defer wrap(&err, "CheckinCode(book %d, %s)", b.ID, day)
 	for try := 0; try < checkinCodeTries; try++ {
 		var code string
 		taken := false
@@ -84,15 +85,16 @@ func newCheckinCode() (string, error) {
 
 // FindByCheckinCode returns the booking of shop day day with that check-in
 // code; NOT_FOUND when no booking of that day has it.
-func (db *DB) FindByCheckinCode(ctx context.Context, day, code string) (*booking.Booking, error) {
+func (db *DB) FindByCheckinCode(ctx context.Context, day, code string) (_ *booking.Booking, err error) {
+	defer wrap(&err, "FindByCheckinCode(%s)", day)
 	var id int64
-	err := db.db.QueryRowContext(ctx, `SELECT book_id FROM t_booking WHERE checkin_day = ? AND checkin_code = ?`, day, code).Scan(&id)
+	err = db.db.QueryRowContext(ctx, `SELECT book_id FROM t_booking WHERE checkin_day = ? AND checkin_code = ?`, day, code).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, booking.Errorf(booking.ENOTFOUND, "no booking of %s has check-in code %s", day, code)
 	} else if err != nil {
 		return nil, err
 	}
-	b, err := db.FindBooking(ctx, id)
+	b, err := findBooking(ctx, db.db, id)
 	if err == nil {
 		b.CheckinCode = code
 	}

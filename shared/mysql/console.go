@@ -20,7 +20,8 @@ const releaseRunKeep = "2 DAY"
 
 // RecordReleaseRun records a finished (or failed) release run and prunes the
 // records older than two days, so the table stays a few thousand rows.
-func (db *DB) RecordReleaseRun(ctx context.Context, r booking.ReleaseRun) error {
+func (db *DB) RecordReleaseRun(ctx context.Context, r booking.ReleaseRun) (err error) {
+	defer wrap(&err, "RecordReleaseRun()")
 	if len(r.Error) > 255 {
 		r.Error = r.Error[:255]
 	}
@@ -28,15 +29,16 @@ func (db *DB) RecordReleaseRun(ctx context.Context, r booking.ReleaseRun) error 
 		r.StartedAt.UTC(), r.FinishedAt.UTC(), r.Summary, r.Error); err != nil {
 		return err
 	}
-	_, err := db.db.ExecContext(ctx, `DELETE FROM t_release_run WHERE finished_at < UTC_TIMESTAMP(6) - INTERVAL `+releaseRunKeep)
+	_, err = db.db.ExecContext(ctx, `DELETE FROM t_release_run WHERE finished_at < UTC_TIMESTAMP(6) - INTERVAL `+releaseRunKeep)
 	return err
 }
 
 // LastReleaseRun returns the release run that finished last, or nil when none
 // has been recorded.
-func (db *DB) LastReleaseRun(ctx context.Context) (*booking.ReleaseRun, error) {
+func (db *DB) LastReleaseRun(ctx context.Context) (_ *booking.ReleaseRun, err error) {
+	defer wrap(&err, "LastReleaseRun()")
 	var r booking.ReleaseRun
-	err := db.db.QueryRowContext(ctx, `SELECT started_at, finished_at, summary, error FROM t_release_run
+	err = db.db.QueryRowContext(ctx, `SELECT started_at, finished_at, summary, error FROM t_release_run
 		ORDER BY finished_at DESC, run_id DESC LIMIT 1`).Scan(&r.StartedAt, &r.FinishedAt, &r.Summary, &r.Error)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
@@ -49,7 +51,8 @@ func (db *DB) LastReleaseRun(ctx context.Context) (*booking.ReleaseRun, error) {
 
 // ListAudit returns the audit records written in [from, to), newest first, at
 // most limit; event "" means every event.
-func (db *DB) ListAudit(ctx context.Context, from, to time.Time, event string, limit int) ([]booking.AuditRecord, error) {
+func (db *DB) ListAudit(ctx context.Context, from, to time.Time, event string, limit int) (_ []booking.AuditRecord, err error) {
+	defer wrap(&err, "ListAudit(%s)", span(from, to))
 	if event == "" {
 		return db.listAudit(ctx, `WHERE created_at >= ? AND created_at < ? ORDER BY created_at DESC, audit_id DESC LIMIT ?`,
 			from.UTC(), to.UTC(), limit)
@@ -61,7 +64,8 @@ func (db *DB) ListAudit(ctx context.Context, from, to time.Time, event string, l
 // AuditEvents returns the distinct events recorded in [from, to), by name: the
 // choices of the audit page's filter, so an event the product learns later
 // appears there without a list to keep up to date.
-func (db *DB) AuditEvents(ctx context.Context, from, to time.Time) ([]string, error) {
+func (db *DB) AuditEvents(ctx context.Context, from, to time.Time) (_ []string, err error) {
+	defer wrap(&err, "AuditEvents(%s)", span(from, to))
 	rows, err := db.db.QueryContext(ctx, `SELECT DISTINCT event FROM t_audit WHERE created_at >= ? AND created_at < ? ORDER BY event`,
 		from.UTC(), to.UTC())
 	if err != nil {
@@ -81,10 +85,11 @@ func (db *DB) AuditEvents(ctx context.Context, from, to time.Time) ([]string, er
 
 // UnshippedAuditBacklog counts the audit records CLS has not accepted yet and
 // says when the oldest of them was written (nil when there is none).
-func (db *DB) UnshippedAuditBacklog(ctx context.Context) (int, *time.Time, error) {
+func (db *DB) UnshippedAuditBacklog(ctx context.Context) (_ int, _ *time.Time, err error) {
+	defer wrap(&err, "UnshippedAuditBacklog()")
 	var n int
 	var oldest sql.NullTime
-	err := db.db.QueryRowContext(ctx, `SELECT COUNT(*), MIN(created_at) FROM t_audit WHERE shipped_at IS NULL`).Scan(&n, &oldest)
+	err = db.db.QueryRowContext(ctx, `SELECT COUNT(*), MIN(created_at) FROM t_audit WHERE shipped_at IS NULL`).Scan(&n, &oldest)
 	if err != nil || !oldest.Valid {
 		return n, nil, err
 	}
@@ -95,7 +100,8 @@ func (db *DB) UnshippedAuditBacklog(ctx context.Context) (int, *time.Time, error
 // CountRefunds counts the bookings whose refund is in each of the given states.
 // Only the states asked for are read (a range of idx_booking_refund_due each):
 // the succeeded ones, which grow with every refund ever made, are never counted.
-func (db *DB) CountRefunds(ctx context.Context, states ...booking.RefundStatus) (map[booking.RefundStatus]int, error) {
+func (db *DB) CountRefunds(ctx context.Context, states ...booking.RefundStatus) (_ map[booking.RefundStatus]int, err error) {
+	defer wrap(&err, "CountRefunds()")
 	if len(states) == 0 {
 		return map[booking.RefundStatus]int{}, nil
 	}
@@ -123,7 +129,8 @@ func (db *DB) CountRefunds(ctx context.Context, states ...booking.RefundStatus) 
 
 // ListRefunds returns up to limit bookings whose refund is in one of the given
 // states, oldest booking first.
-func (db *DB) ListRefunds(ctx context.Context, limit int, states ...booking.RefundStatus) ([]*booking.Booking, error) {
+func (db *DB) ListRefunds(ctx context.Context, limit int, states ...booking.RefundStatus) (_ []*booking.Booking, err error) {
+	defer wrap(&err, "ListRefunds()")
 	if len(states) == 0 {
 		return nil, nil
 	}
@@ -138,7 +145,8 @@ func (db *DB) ListRefunds(ctx context.Context, limit int, states ...booking.Refu
 
 // EndConsoleSession records that a console session was signed out, until it
 // would have expired anyway, and forgets the sign-outs of sessions that have.
-func (db *DB) EndConsoleSession(ctx context.Context, sessionID string, expiresAt time.Time) error {
+func (db *DB) EndConsoleSession(ctx context.Context, sessionID string, expiresAt time.Time) (err error) {
+	defer wrap(&err, "EndConsoleSession()")
 	// The new value is passed twice rather than read back with VALUES(), which
 	// MySQL 8.0.20 deprecates; its replacement, the row alias (VALUES (...) AS
 	// new ... new.expires_at), is a syntax error on MariaDB 10.11.
@@ -146,14 +154,15 @@ func (db *DB) EndConsoleSession(ctx context.Context, sessionID string, expiresAt
 		ON DUPLICATE KEY UPDATE expires_at = ?`, sessionID, expiresAt.UTC(), expiresAt.UTC()); err != nil {
 		return err
 	}
-	_, err := db.db.ExecContext(ctx, `DELETE FROM t_console_signout WHERE expires_at < UTC_TIMESTAMP(6)`)
+	_, err = db.db.ExecContext(ctx, `DELETE FROM t_console_signout WHERE expires_at < UTC_TIMESTAMP(6)`)
 	return err
 }
 
 // ConsoleSessionEnded reports whether a console session was signed out.
-func (db *DB) ConsoleSessionEnded(ctx context.Context, sessionID string) (bool, error) {
+func (db *DB) ConsoleSessionEnded(ctx context.Context, sessionID string) (_ bool, err error) {
+	defer wrap(&err, "ConsoleSessionEnded()")
 	var n int
-	err := db.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM t_console_signout WHERE session_id = ?`, sessionID).Scan(&n)
+	err = db.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM t_console_signout WHERE session_id = ?`, sessionID).Scan(&n)
 	return n > 0, err
 }
 
@@ -167,7 +176,8 @@ const searchCustomers = 10
 // with the input's wildcards escaped), at most searchCustomers customers; each
 // customer's bookings are then the statement of CustomerHistory, newest first,
 // limit of them: a few bounded index reads, never a scan of either table.
-func (db *DB) SearchBookings(ctx context.Context, s booking.CustomerSearch, limit int) ([]*booking.Booking, error) {
+func (db *DB) SearchBookings(ctx context.Context, s booking.CustomerSearch, limit int) (_ []*booking.Booking, err error) {
+	defer wrap(&err, "SearchBookings()")
 	var where string
 	var arg any
 	switch {
@@ -220,7 +230,7 @@ func (db *DB) SearchBookings(ctx context.Context, s booking.CustomerSearch, limi
 	if len(out) > limit {
 		out = out[:limit]
 	}
-	return out, db.AttachCustomers(ctx, out)
+	return out, db.attachCustomers(ctx, out)
 }
 
 // likePrefix is a LIKE pattern matching what starts with s, s's own wildcards

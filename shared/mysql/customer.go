@@ -88,7 +88,8 @@ func ensureCustomers(ctx context.Context, q querier, openids []string) error {
 
 // CustomerByOpenID returns the mini-program customer of openid, with her
 // counts, creating her row (no name, no phone) the first time.
-func (db *DB) CustomerByOpenID(ctx context.Context, openid string) (*booking.Customer, error) {
+func (db *DB) CustomerByOpenID(ctx context.Context, openid string) (_ *booking.Customer, err error) {
+	defer wrap(&err, "CustomerByOpenID()")
 	if err := ensureCustomers(ctx, db.db, []string{openid}); err != nil {
 		return nil, err
 	}
@@ -101,11 +102,12 @@ func (db *DB) CustomerByOpenID(ctx context.Context, openid string) (*booking.Cus
 // is one customer (uk_customer_phone), so a phone someone else has is taken
 // over (takePhone): a walk-in's row becomes hers, bookings, visits and note
 // with it; another mini-program customer only loses the number.
-func (db *DB) UpdateCustomer(ctx context.Context, openid string, name, phone *string) (*booking.Customer, error) {
+func (db *DB) UpdateCustomer(ctx context.Context, openid string, name, phone *string) (_ *booking.Customer, err error) {
+	defer wrap(&err, "UpdateCustomer()")
 	if err := ensureCustomers(ctx, db.db, []string{openid}); err != nil {
 		return nil, err
 	}
-	err := db.transact(ctx, nil, func(tx *sql.Tx) error {
+	err = db.transact(ctx, nil, func(tx *sql.Tx) error {
 		var me customerRow
 		if err := tx.QueryRowContext(ctx, `SELECT customer_id, openid, name, phone, note FROM t_customer WHERE openid = ? FOR UPDATE`,
 			openid).Scan(&me.id, &me.openid, &me.name, &me.phone, &me.note); err != nil {
@@ -193,7 +195,8 @@ func takePhone(ctx context.Context, tx *sql.Tx, me customerRow, phone string) er
 
 // SetCustomerNote sets the salon's note on a customer ("" clears it); an
 // unknown id is NOT_FOUND.
-func (db *DB) SetCustomerNote(ctx context.Context, id int64, note string) (*booking.Customer, error) {
+func (db *DB) SetCustomerNote(ctx context.Context, id int64, note string) (_ *booking.Customer, err error) {
+	defer wrap(&err, "SetCustomerNote(customer %d)", id)
 	var v any
 	if note != "" {
 		v = note
@@ -214,7 +217,14 @@ func (db *DB) SetCustomerNote(ctx context.Context, id int64, note string) (*book
 // AttachCustomers fills in the customer of each booking, with her counts, for
 // the salon's views: the row of its customer_id (a booking the salon made), or
 // of its openid (a mini-program booking; made the first time it is needed).
-func (db *DB) AttachCustomers(ctx context.Context, bs []*booking.Booking) error {
+func (db *DB) AttachCustomers(ctx context.Context, bs []*booking.Booking) (err error) {
+	defer wrap(&err, "AttachCustomers(%d bookings)", len(bs))
+	return db.attachCustomers(ctx, bs)
+}
+
+// attachCustomers is AttachCustomers, under the name of the exported method
+// that calls it.
+func (db *DB) attachCustomers(ctx context.Context, bs []*booking.Booking) error {
 	var openids []string
 	var ids []any
 	seen := map[string]bool{}
@@ -285,12 +295,13 @@ func (db *DB) AttachCustomers(ctx context.Context, bs []*booking.Booking) error 
 // (booking.SeatIfOpenForWalkIn: a slot under way is still open to the person
 // sitting down now): no seat is SOLD_OUT or SLOT_NOT_BOOKABLE and rolls
 // everything back.
-func (db *DB) WalkIn(ctx context.Context, req booking.WalkInRequest) (*booking.Booking, error) {
+func (db *DB) WalkIn(ctx context.Context, req booking.WalkInRequest) (_ *booking.Booking, err error) {
+	defer wrap(&err, "WalkIn(slot %d, service %d, technician %d)", req.SlotID, req.ServiceID, req.TechnicianID)
 	if req.ServiceID != 0 {
 		return db.walkInService(ctx, req)
 	}
 	var id int64
-	err := db.transact(ctx, nil, func(tx *sql.Tx) error {
+	err = db.transact(ctx, nil, func(tx *sql.Tx) error {
 		var slot booking.Slot
 		var open bool
 		var now sql.NullTime
@@ -355,7 +366,7 @@ func (db *DB) WalkIn(ctx context.Context, req booking.WalkInRequest) (*booking.B
 	if err != nil {
 		return nil, err
 	}
-	return b, db.AttachCustomers(ctx, []*booking.Booking{b})
+	return b, db.attachCustomers(ctx, []*booking.Booking{b})
 }
 
 // walkInCustomer is the customer a walk-in books as, inside its transaction: a
@@ -393,7 +404,8 @@ func walkInCustomer(ctx context.Context, tx *sql.Tx, req booking.WalkInRequest) 
 // the customer with phone, with her, for the salon to see which booking
 // refused a walk-in; NOT_FOUND when she holds none or nobody has the phone.
 // Each key of "unfinished" is looked up by its own unique key.
-func (db *DB) OpenBookingOfPhone(ctx context.Context, phone string) (*booking.Booking, error) {
+func (db *DB) OpenBookingOfPhone(ctx context.Context, phone string) (_ *booking.Booking, err error) {
+	defer wrap(&err, "OpenBookingOfPhone()")
 	for _, where := range []string{
 		`WHERE b.active_customer = (SELECT customer_id FROM t_customer WHERE phone = ?)`,
 		`WHERE b.active_openid = (SELECT openid FROM t_customer WHERE phone = ?)`,
@@ -403,7 +415,7 @@ func (db *DB) OpenBookingOfPhone(ctx context.Context, phone string) (*booking.Bo
 			return nil, err
 		}
 		if len(bs) > 0 {
-			return bs[0], db.AttachCustomers(ctx, bs[:1])
+			return bs[0], db.attachCustomers(ctx, bs[:1])
 		}
 	}
 	return nil, booking.Errorf(booking.ENOTFOUND, "no unfinished booking of that phone")
@@ -412,7 +424,8 @@ func (db *DB) OpenBookingOfPhone(ctx context.Context, phone string) (*booking.Bo
 // CustomerHistory returns customer id with her counts and her bookings, newest
 // first, at most limit: her mini-program bookings (openid) and the salon's for
 // her (customer_id). An unknown id is NOT_FOUND.
-func (db *DB) CustomerHistory(ctx context.Context, id int64, limit int) (*booking.Customer, []*booking.Booking, error) {
+func (db *DB) CustomerHistory(ctx context.Context, id int64, limit int) (_ *booking.Customer, _ []*booking.Booking, err error) {
+	defer wrap(&err, "CustomerHistory(customer %d)", id)
 	c, err := findCustomer(ctx, db.db, `c.customer_id = ?`, id)
 	if err != nil {
 		return nil, nil, err

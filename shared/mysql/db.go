@@ -191,18 +191,25 @@ func openConnector(conn driver.Connector, opt Options) *DB {
 }
 
 // Close closes the pool.
-func (db *DB) Close() error { return db.db.Close() }
+func (db *DB) Close() (err error) {
+	defer wrap(&err, "Close()")
+	return db.db.Close()
+}
 
 // SQL exposes the pool for the migration tool, tests and benchmarks.
 func (db *DB) SQL() *sql.DB { return db.db }
 
 // Ping checks that the database answers (GET /healthz).
-func (db *DB) Ping(ctx context.Context) error { return db.db.PingContext(ctx) }
+func (db *DB) Ping(ctx context.Context) (err error) {
+	defer wrap(&err, "Ping()")
+	return db.db.PingContext(ctx)
+}
 
 // Now returns the database's clock.
-func (db *DB) Now(ctx context.Context) (time.Time, error) {
+func (db *DB) Now(ctx context.Context) (_ time.Time, err error) {
+	defer wrap(&err, "Now()")
 	var now time.Time
-	err := db.db.QueryRowContext(ctx, `SELECT UTC_TIMESTAMP(6)`).Scan(&now)
+	err = db.db.QueryRowContext(ctx, `SELECT UTC_TIMESTAMP(6)`).Scan(&now)
 	return now, err
 }
 

@@ -28,7 +28,8 @@ func scanService(row interface{ Scan(...any) error }) (*booking.Service, error) 
 
 // Menu returns the active services, each with the active technicians who do
 // it (by id), in the order they were added: the public menu, two statements.
-func (db *DB) Menu(ctx context.Context) ([]booking.Service, error) {
+func (db *DB) Menu(ctx context.Context) (_ []booking.Service, err error) {
+	defer wrap(&err, "Menu()")
 	services, err := db.services(ctx, `WHERE active = 1`)
 	if err != nil || len(services) == 0 {
 		return services, err
@@ -60,7 +61,8 @@ func (db *DB) Menu(ctx context.Context) ([]booking.Service, error) {
 
 // ListServices returns every service, inactive ones too, in the order they
 // were added: the salon's list.
-func (db *DB) ListServices(ctx context.Context) ([]booking.Service, error) {
+func (db *DB) ListServices(ctx context.Context) (_ []booking.Service, err error) {
+	defer wrap(&err, "ListServices()")
 	return db.services(ctx, ``)
 }
 
@@ -82,7 +84,8 @@ func (db *DB) services(ctx context.Context, where string) ([]booking.Service, er
 }
 
 // CreateService adds s (booking.ServiceUpdate.NewService made it) to the menu.
-func (db *DB) CreateService(ctx context.Context, s booking.Service) (*booking.Service, error) {
+func (db *DB) CreateService(ctx context.Context, s booking.Service) (_ *booking.Service, err error) {
+	defer wrap(&err, "CreateService()")
 	res, err := db.db.ExecContext(ctx, `INSERT INTO t_service (name, minutes, price_fen, deposit_fen, active, created_at, updated_at)
 		VALUES (?, ?, ?, ?, ?, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))`, s.Name, s.Minutes, s.PriceFen, s.DepositFen, s.Active)
 	if err != nil {
@@ -98,9 +101,10 @@ func (db *DB) CreateService(ctx context.Context, s booking.Service) (*booking.Se
 // booking.ServiceUpdate.Apply deciding on it as it is (with GRID_MINUTES), the
 // result written. So two concurrent changes never leave a deposit above the
 // price. A booking keeps the length and price it was made with.
-func (db *DB) UpdateService(ctx context.Context, id int64, u booking.ServiceUpdate) (*booking.Service, error) {
+func (db *DB) UpdateService(ctx context.Context, id int64, u booking.ServiceUpdate) (_ *booking.Service, err error) {
+	defer wrap(&err, "UpdateService(service %d)", id)
 	var out booking.Service
-	err := db.transact(ctx, nil, func(tx *sql.Tx) error {
+	err = db.transact(ctx, nil, func(tx *sql.Tx) error {
 		s, err := scanService(tx.QueryRowContext(ctx, `SELECT `+serviceColumns+` FROM t_service WHERE service_id = ? FOR UPDATE`, id))
 		if errors.Is(err, sql.ErrNoRows) {
 			return booking.Errorf(booking.ENOTFOUND, "service %d not found", id)
@@ -124,12 +128,14 @@ const technicianColumns = `technician_id, name, active, COALESCE(staff_id, 0)`
 
 // ListTechnicians returns every technician, inactive ones too, each with the
 // services she does, in the order they were added.
-func (db *DB) ListTechnicians(ctx context.Context) ([]booking.Technician, error) {
+func (db *DB) ListTechnicians(ctx context.Context) (_ []booking.Technician, err error) {
+	defer wrap(&err, "ListTechnicians()")
 	return technicians(ctx, db.db, ``, ``)
 }
 
 // FindTechnician returns one technician with her services.
-func (db *DB) FindTechnician(ctx context.Context, id int64) (*booking.Technician, error) {
+func (db *DB) FindTechnician(ctx context.Context, id int64) (_ *booking.Technician, err error) {
+	defer wrap(&err, "FindTechnician(technician %d)", id)
 	ts, err := technicians(ctx, db.db, `WHERE technician_id = ?`, ``, id)
 	if err != nil {
 		return nil, err
@@ -188,8 +194,9 @@ func technicians(ctx context.Context, q querier, where, lock string, args ...any
 // with her services, in one transaction: services that do not exist, or a
 // staff account that does not, are BAD_REQUEST; an account another
 // technician has is INVALID_STATE.
-func (db *DB) CreateTechnician(ctx context.Context, t booking.Technician) (*booking.Technician, error) {
-	err := db.transact(ctx, nil, func(tx *sql.Tx) error {
+func (db *DB) CreateTechnician(ctx context.Context, t booking.Technician) (_ *booking.Technician, err error) {
+	defer wrap(&err, "CreateTechnician()")
+	err = db.transact(ctx, nil, func(tx *sql.Tx) error {
 		if err := checkTechnicianRefs(ctx, tx, t); err != nil {
 			return err
 		}
@@ -214,9 +221,10 @@ func (db *DB) CreateTechnician(ctx context.Context, t booking.Technician) (*book
 // references checked as at CreateTechnician, the result written (her
 // services replaced when u names them). Her cells and bookings stay: a
 // service she no longer does keeps the bookings already made.
-func (db *DB) UpdateTechnician(ctx context.Context, id int64, u booking.TechnicianUpdate) (*booking.Technician, error) {
+func (db *DB) UpdateTechnician(ctx context.Context, id int64, u booking.TechnicianUpdate) (_ *booking.Technician, err error) {
+	defer wrap(&err, "UpdateTechnician(technician %d)", id)
 	var out booking.Technician
-	err := db.transact(ctx, nil, func(tx *sql.Tx) error {
+	err = db.transact(ctx, nil, func(tx *sql.Tx) error {
 		ts, err := technicians(ctx, tx, `WHERE technician_id = ?`, `FOR UPDATE`, id)
 		if err != nil {
 			return err
@@ -310,10 +318,11 @@ func setTechnicianServices(ctx context.Context, tx *sql.Tx, tech int64, services
 // with INVALID_STATE naming the bookings in the way (booking.InTheWay),
 // nothing closed. One audit record slot_change on her first cell of the
 // range says what was closed.
-func (db *DB) TakeTimeOff(ctx context.Context, technicianID int64, from, to time.Time, actor string) (int, error) {
+func (db *DB) TakeTimeOff(ctx context.Context, technicianID int64, from, to time.Time, actor string) (_ int, err error) {
+	defer wrap(&err, "TakeTimeOff(technician %d, %s)", technicianID, span(from, to))
 	var closed int
 	var inTheWay []any
-	err := db.transact(ctx, nil, func(tx *sql.Tx) error {
+	err = db.transact(ctx, nil, func(tx *sql.Tx) error {
 		closed, inTheWay = 0, nil
 		var exists int
 		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM t_technician WHERE technician_id = ?`, technicianID).Scan(&exists); err != nil {
@@ -379,7 +388,7 @@ func (db *DB) TakeTimeOff(ctx context.Context, technicianID int64, from, to time
 		if rerr != nil {
 			return 0, rerr
 		}
-		if rerr := db.AttachCustomers(ctx, bs); rerr != nil {
+		if rerr := db.attachCustomers(ctx, bs); rerr != nil {
 			return 0, rerr
 		}
 		return 0, &booking.InTheWay{Err: e, Bookings: bs}
@@ -393,7 +402,8 @@ func (db *DB) TakeTimeOff(ctx context.Context, technicianID int64, from, to time
 // each one's cells of the day with her booked minutes, and the database's
 // clock. Three statements whatever the number of technicians: the service and
 // the clock, the technicians, their cells (serviceFacts).
-func (db *DB) ServiceDay(ctx context.Context, serviceID, technicianID int64, dayStart, dayEnd time.Time) (booking.ServiceFacts, error) {
+func (db *DB) ServiceDay(ctx context.Context, serviceID, technicianID int64, dayStart, dayEnd time.Time) (_ booking.ServiceFacts, err error) {
+	defer wrap(&err, "ServiceDay(service %d, technician %d, %s)", serviceID, technicianID, span(dayStart, dayEnd))
 	f, _, err := db.serviceFacts(ctx, serviceID, technicianID, dayStart, dayEnd, "")
 	return f, err
 }

@@ -17,14 +17,21 @@ var migrationFiles embed.FS
 // order, each once. Several processes may run it at the same moment (every cold
 // start of the migration step, two developers, CI): a named server lock serialises
 // them, and the version table makes a second run a no-op.
-func (db *DB) Migrate(ctx context.Context) error {
-	return db.MigrateTo(ctx, "")
+func (db *DB) Migrate(ctx context.Context) (err error) {
+	defer wrap(&err, "Migrate()")
+	return db.migrateTo(ctx, "")
 }
 
 // MigrateTo is Migrate that stops after the named version ("" applies all). It
 // exists so that a test can build a database as an older release left it, fill
 // it, and upgrade it.
-func (db *DB) MigrateTo(ctx context.Context, last string) error {
+func (db *DB) MigrateTo(ctx context.Context, last string) (err error) {
+	defer wrap(&err, "MigrateTo(%s)", last)
+	return db.migrateTo(ctx, last)
+}
+
+// migrateTo is MigrateTo, under the name of the exported method that calls it.
+func (db *DB) migrateTo(ctx context.Context, last string) error {
 	conn, err := db.db.Conn(ctx)
 	if err != nil {
 		return fmt.Errorf("migrate: %w", err)

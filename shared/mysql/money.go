@@ -43,8 +43,9 @@ func nullString(s string) any {
 // locked row. Package booking decides whether the booking can be checked out;
 // a second checkout of one booking meets the ledger's unique key and is
 // INVALID_STATE, whichever of two concurrent ones loses.
-func (db *DB) Checkout(ctx context.Context, bookingID int64, c booking.Checkout, actor string) (*booking.Booking, error) {
-	err := db.transact(ctx, nil, func(tx *sql.Tx) error {
+func (db *DB) Checkout(ctx context.Context, bookingID int64, c booking.Checkout, actor string) (_ *booking.Booking, err error) {
+	defer wrap(&err, "Checkout(book %d)", bookingID)
+	err = db.transact(ctx, nil, func(tx *sql.Tx) error {
 		var status booking.Status
 		var slotID int64
 		err := tx.QueryRowContext(ctx, `SELECT status, slot_id FROM t_booking WHERE book_id = ? FOR UPDATE`, bookingID).Scan(&status, &slotID)
@@ -70,11 +71,12 @@ func (db *DB) Checkout(ctx context.Context, bookingID int64, c booking.Checkout,
 	if err != nil {
 		return nil, err
 	}
-	return db.FindBooking(ctx, bookingID)
+	return findBooking(ctx, db.db, bookingID)
 }
 
 // BookingLedger is a booking's rows of the money ledger, oldest first.
-func (db *DB) BookingLedger(ctx context.Context, bookingID int64) ([]booking.Money, error) {
+func (db *DB) BookingLedger(ctx context.Context, bookingID int64) (_ []booking.Money, err error) {
+	defer wrap(&err, "BookingLedger(book %d)", bookingID)
 	rows, err := db.db.QueryContext(ctx, `
 		SELECT money_id, book_id, kind, amount_fen, method, COALESCE(out_trade_no, ''), COALESCE(transaction_id, ''),
 		       COALESCE(out_refund_no, ''), COALESCE(refund_id, ''), actor, created_at

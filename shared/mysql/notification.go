@@ -26,7 +26,8 @@ func enqueueNotification(ctx context.Context, q querier, bookingID int64, kind b
 // starts within remindBefore and that has none yet. The outbox's unique key makes
 // this exactly once per booking however many runs overlap. It reports how many it
 // wrote.
-func (db *DB) EnqueueReminders(ctx context.Context, remindBefore time.Duration) (int, error) {
+func (db *DB) EnqueueReminders(ctx context.Context, remindBefore time.Duration) (_ int, err error) {
+	defer wrap(&err, "EnqueueReminders()")
 	return enqueueReminders(ctx, db.db, remindBefore, 0)
 }
 
@@ -52,7 +53,8 @@ func enqueueReminders(ctx context.Context, q querier, remindBefore time.Duration
 // (its status as it is now among them) and the database's time of that read.
 // The lease keeps an overlapping sender away; one that dies leaves them due
 // again when it ends.
-func (db *DB) ClaimDueNotifications(ctx context.Context, lease time.Duration, limit int) ([]booking.Notification, time.Time, error) {
+func (db *DB) ClaimDueNotifications(ctx context.Context, lease time.Duration, limit int) (_ []booking.Notification, _ time.Time, err error) {
+	defer wrap(&err, "ClaimDueNotifications()")
 	ids, err := claimDueNotifications.run(ctx, db, lease, booking.NotificationPending, limit)
 	if err != nil || len(ids) == 0 {
 		return nil, time.Time{}, err
@@ -80,11 +82,12 @@ func (db *DB) ClaimDueNotifications(ctx context.Context, lease time.Duration, li
 
 // FinishNotification records a notification's final outcome: sent, refused
 // (no subscription), failed (retried for too long) or off (no template).
-func (db *DB) FinishNotification(ctx context.Context, id int64, status booking.NotificationStatus, lastError string) error {
+func (db *DB) FinishNotification(ctx context.Context, id int64, status booking.NotificationStatus, lastError string) (err error) {
+	defer wrap(&err, "FinishNotification(notification %d)", id)
 	if len(lastError) > 255 {
 		lastError = lastError[:255]
 	}
-	_, err := db.db.ExecContext(ctx, `UPDATE t_notification SET status = ?, last_error = ?,
+	_, err = db.db.ExecContext(ctx, `UPDATE t_notification SET status = ?, last_error = ?,
 		sent_at = IF(? = ?, UTC_TIMESTAMP(6), sent_at) WHERE notification_id = ?`,
 		status, lastError, status, booking.NotificationSent, id)
 	return err
@@ -92,11 +95,12 @@ func (db *DB) FinishNotification(ctx context.Context, id int64, status booking.N
 
 // RetryNotification records a failed send: one more attempt, the next one not
 // before `after` from now.
-func (db *DB) RetryNotification(ctx context.Context, id int64, after time.Duration, lastError string) error {
+func (db *DB) RetryNotification(ctx context.Context, id int64, after time.Duration, lastError string) (err error) {
+	defer wrap(&err, "RetryNotification(notification %d)", id)
 	if len(lastError) > 255 {
 		lastError = lastError[:255]
 	}
-	_, err := db.db.ExecContext(ctx, `UPDATE t_notification SET attempts = attempts + 1, last_error = ?,
+	_, err = db.db.ExecContext(ctx, `UPDATE t_notification SET attempts = attempts + 1, last_error = ?,
 		next_at = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND WHERE notification_id = ? AND status = ?`,
 		lastError, after.Microseconds(), id, booking.NotificationPending)
 	return err
@@ -106,7 +110,8 @@ func (db *DB) RetryNotification(ctx context.Context, id int64, after time.Durati
 // statuses were last due at or after since (a finished one: when it finished).
 // Each status is one range of idx_notification_due (status, next_at), so the
 // count reads the recent rows only, however many were ever sent.
-func (db *DB) NotificationCounts(ctx context.Context, since time.Time, statuses ...booking.NotificationStatus) (map[booking.NotificationStatus]int, error) {
+func (db *DB) NotificationCounts(ctx context.Context, since time.Time, statuses ...booking.NotificationStatus) (_ map[booking.NotificationStatus]int, err error) {
+	defer wrap(&err, "NotificationCounts(since %s)", utc(since))
 	if len(statuses) == 0 {
 		return map[booking.NotificationStatus]int{}, nil
 	}
@@ -135,9 +140,10 @@ func (db *DB) NotificationCounts(ctx context.Context, since time.Time, statuses 
 
 // CountRetryingNotifications counts pending notifications that failed at least
 // once: the ones WeChat keeps refusing right now.
-func (db *DB) CountRetryingNotifications(ctx context.Context) (int, error) {
+func (db *DB) CountRetryingNotifications(ctx context.Context) (_ int, err error) {
+	defer wrap(&err, "CountRetryingNotifications()")
 	var n int
-	err := db.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM t_notification WHERE status = ? AND attempts > 0`,
+	err = db.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM t_notification WHERE status = ? AND attempts > 0`,
 		booking.NotificationPending).Scan(&n)
 	return n, err
 }

@@ -14,7 +14,8 @@ import (
 // on each other, and the lease keeps a claimed row away from other runs while this
 // one talks to WeChat, without holding a lock across those calls. A run that dies
 // loses its lease when it ends, and the row is claimed again.
-func (db *DB) ClaimExpired(ctx context.Context, limit int, lease time.Duration) ([]*booking.Booking, error) {
+func (db *DB) ClaimExpired(ctx context.Context, limit int, lease time.Duration) (_ []*booking.Booking, err error) {
+	defer wrap(&err, "ClaimExpired()")
 	ids, err := claimExpiredHolds.run(ctx, db, lease, booking.StatusPending, limit)
 	if err != nil || len(ids) == 0 {
 		return nil, err
@@ -28,6 +29,7 @@ func (db *DB) ClaimExpired(ctx context.Context, limit int, lease time.Duration) 
 // yet, so duplicate notifications start one refund. It reports whether this call
 // started it.
 func (db *DB) StartRefund(ctx context.Context, id int64, from booking.Status, p booking.Payment, actor, reason string) (started bool, err error) {
+	defer wrap(&err, "StartRefund(book %d)", id)
 	err = db.transact(ctx, nil, func(tx *sql.Tx) error {
 		started = false
 		res, err := tx.ExecContext(ctx, `
@@ -60,6 +62,7 @@ func (db *DB) StartRefund(ctx context.Context, id int64, from booking.Status, p 
 // this call changed it. A refund that succeeds writes its ledger row, with
 // WeChat's refundID when the caller has it, in the same transaction.
 func (db *DB) SetRefundState(ctx context.Context, id int64, to booking.RefundStatus, refundedAt *time.Time, refundID, actor, reason string) (changed bool, err error) {
+	defer wrap(&err, "SetRefundState(book %d)", id)
 	var at any
 	if refundedAt != nil {
 		at = refundedAt.UTC()
@@ -105,7 +108,8 @@ func (db *DB) SetRefundState(ctx context.Context, id int64, to booking.RefundSta
 // that keeps failing moves back behind the others each time (DeferRefund), so it
 // never holds them up. The lease (refund_next_at moved forward) keeps an
 // overlapping run away; a run that dies leaves the refund due again after it.
-func (db *DB) ClaimDueRefunds(ctx context.Context, queryAfter, lease time.Duration, limit int) ([]*booking.Booking, error) {
+func (db *DB) ClaimDueRefunds(ctx context.Context, queryAfter, lease time.Duration, limit int) (_ []*booking.Booking, err error) {
+	defer wrap(&err, "ClaimDueRefunds()")
 	ids, err := claimDueRefunds.run(ctx, db, lease, booking.RefundPending, booking.RefundProcessing, queryAfter.Microseconds(), limit)
 	if err != nil || len(ids) == 0 {
 		return nil, err
@@ -116,8 +120,9 @@ func (db *DB) ClaimDueRefunds(ctx context.Context, queryAfter, lease time.Durati
 // DeferRefund records a failed refund request or query: one more attempt, and
 // the next one not before `after` from now (by the database's clock). It only
 // touches a refund still pending or processing.
-func (db *DB) DeferRefund(ctx context.Context, id int64, after time.Duration) error {
-	_, err := db.db.ExecContext(ctx, `UPDATE t_booking SET refund_attempts = refund_attempts + 1,
+func (db *DB) DeferRefund(ctx context.Context, id int64, after time.Duration) (err error) {
+	defer wrap(&err, "DeferRefund(book %d)", id)
+	_, err = db.db.ExecContext(ctx, `UPDATE t_booking SET refund_attempts = refund_attempts + 1,
 		refund_next_at = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND
 		WHERE book_id = ? AND refund_status IN (?, ?)`, after.Microseconds(), id, booking.RefundPending, booking.RefundProcessing)
 	return err
@@ -128,7 +133,8 @@ func (db *DB) DeferRefund(ctx context.Context, id int64, after time.Duration) er
 // bookingEnd), earliest first: nobody checked them in.
 // Each comes with the slot it was read in: the no-show is decided on that slot,
 // and a booking the salon moved to another one since is not marked.
-func (db *DB) DueNoShows(ctx context.Context, grace time.Duration, limit int) ([]booking.SeatedBooking, error) {
+func (db *DB) DueNoShows(ctx context.Context, grace time.Duration, limit int) (_ []booking.SeatedBooking, err error) {
+	defer wrap(&err, "DueNoShows()")
 	rows, err := db.db.QueryContext(ctx, `
 		SELECT b.book_id, b.slot_id, `+bookingEnd+` AS ends FROM t_booking b JOIN t_slot s ON s.slot_id = b.slot_id
 		WHERE b.status = ? AND `+bookingEnd+` <= UTC_TIMESTAMP(6) - INTERVAL ? MICROSECOND
@@ -171,7 +177,8 @@ func scanIDs(rows *sql.Rows) ([]any, error) {
 // one here was written some other way). It only reports: a drift means a
 // bug, and repairing it silently would hide the bug and could hand a paid
 // seat to someone else.
-func (db *DB) FindDrift(ctx context.Context) ([]booking.SlotDrift, error) {
+func (db *DB) FindDrift(ctx context.Context) (_ []booking.SlotDrift, err error) {
+	defer wrap(&err, "FindDrift()")
 	rows, err := db.db.QueryContext(ctx, `
 		SELECT s.slot_id, s.booked, s.capacity, COUNT(b.book_id)
 		FROM t_slot s

@@ -45,12 +45,13 @@ var lateCancel = `(b.status = ` + statusList([]booking.Status{booking.StatusCanc
 // may be (booking.PlanReport) come from the sums kept of them instead, at the
 // start of their day; afterwards the days read afresh that have ended are kept
 // (KeepReportDays, with the plan and the snapshot's time the facts carry).
-func (db *DB) ReportFacts(ctx context.Context, r booking.ReportRange) (booking.ReportFacts, error) {
+func (db *DB) ReportFacts(ctx context.Context, r booking.ReportRange) (_ booking.ReportFacts, err error) {
+	defer wrap(&err, "ReportFacts(%s..%s)", r.From, r.To)
 	days := r.Spans()
 	var f booking.ReportFacts
 	var plan booking.ReportPlan
 	var now time.Time
-	err := db.transact(ctx, reportSnapshot, func(tx *sql.Tx) error {
+	err = db.transact(ctx, reportSnapshot, func(tx *sql.Tx) error {
 		f, plan = booking.ReportFacts{}, booking.ReportPlan{}
 		if err := tx.QueryRowContext(ctx, `SELECT UTC_TIMESTAMP(6)`).Scan(&now); err != nil {
 			return err
@@ -97,7 +98,8 @@ func (db *DB) ReportFacts(ctx context.Context, r booking.ReportRange) (booking.R
 
 // ReportMoney is the money that moved in [start, end), by the quarter hour
 // (the day page's takings so far).
-func (db *DB) ReportMoney(ctx context.Context, start, end time.Time) ([]booking.ReportMoneySum, error) {
+func (db *DB) ReportMoney(ctx context.Context, start, end time.Time) (_ []booking.ReportMoneySum, err error) {
+	defer wrap(&err, "ReportMoney(%s)", span(start, end))
 	return reportMoney(ctx, db.db, start, end)
 }
 
@@ -179,9 +181,10 @@ func reportCompleted(ctx context.Context, q querier, start, end time.Time) ([]bo
 
 // ReportLines returns the bookings whose slot starts in [start, end), by
 // start then id, each with the money of its ledger rows (the CSV export).
-func (db *DB) ReportLines(ctx context.Context, start, end time.Time) ([]booking.ReportLine, error) {
+func (db *DB) ReportLines(ctx context.Context, start, end time.Time) (_ []booking.ReportLine, err error) {
+	defer wrap(&err, "ReportLines(%s)", span(start, end))
 	var lines []booking.ReportLine
-	err := db.transact(ctx, reportSnapshot, func(tx *sql.Tx) error {
+	err = db.transact(ctx, reportSnapshot, func(tx *sql.Tx) error {
 		lines = nil
 		rows, err := tx.QueryContext(ctx, `SELECT `+bookingColumns+bookingFrom+
 			`WHERE s.start_at >= ? AND s.start_at < ? ORDER BY s.start_at, b.book_id`, start.UTC(), end.UTC())

@@ -158,7 +158,8 @@ func closeRows(rows *sql.Rows) error {
 // rows are locked first, in order; a day kept from a later read than f's is
 // left as it is. Keeping is a cache's write: a report is right whether it
 // succeeds or not.
-func (db *DB) KeepReportDays(ctx context.Context, r booking.ReportRange, f booking.ReportFacts) error {
+func (db *DB) KeepReportDays(ctx context.Context, r booking.ReportRange, f booking.ReportFacts) (err error) {
+	defer wrap(&err, "KeepReportDays(%s..%s)", r.From, r.To)
 	if len(f.Plan.Keep) == 0 && len(f.Plan.Renew) == 0 {
 		return nil
 	}

@@ -18,7 +18,8 @@ import (
 // decides on them, and runMove writes. The new slot's seat, or the new span's
 // cells, are taken by the conditional statement (full: SOLD_OUT and nothing
 // changed); the old ones are returned, a slot's offered to its line.
-func (db *DB) Reschedule(ctx context.Context, c booking.Change) (*booking.Booking, error) {
+func (db *DB) Reschedule(ctx context.Context, c booking.Change) (_ *booking.Booking, err error) {
+	defer wrap(&err, "Reschedule(book %d)", c.BookingID)
 	return db.planAndRun(ctx, c.BookingID, func(tx *sql.Tx) (*booking.ChangePlan, error) {
 		facts, err := rescheduleFacts(ctx, tx, c)
 		if err != nil {

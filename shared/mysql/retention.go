@@ -21,7 +21,8 @@ import (
 // at least that old too; a record CLS has not accepted (shipped_at NULL) is
 // never deleted, whatever its age. The range is the start of
 // idx_audit_unshipped (shipped_at, audit_id), in its order.
-func (db *DB) DeleteShippedAudit(ctx context.Context, olderThan time.Duration, limit int) (int, error) {
+func (db *DB) DeleteShippedAudit(ctx context.Context, olderThan time.Duration, limit int) (_ int, err error) {
+	defer wrap(&err, "DeleteShippedAudit()")
 	return db.deleteBatch(ctx, `DELETE FROM t_audit WHERE shipped_at < UTC_TIMESTAMP(6) - INTERVAL ? MICROSECOND
 		ORDER BY shipped_at, audit_id LIMIT ?`, olderThan.Microseconds(), limit)
 }
@@ -31,7 +32,8 @@ func (db *DB) DeleteShippedAudit(ctx context.Context, olderThan time.Duration, l
 // ago, and reports how many it deleted. A pending one is never deleted. Each
 // status is a range of idx_notification_due (status, next_at); next_at is
 // never before created_at, so each deleted one is at least that old.
-func (db *DB) DeleteFinishedNotifications(ctx context.Context, olderThan time.Duration, limit int) (int, error) {
+func (db *DB) DeleteFinishedNotifications(ctx context.Context, olderThan time.Duration, limit int) (_ int, err error) {
+	defer wrap(&err, "DeleteFinishedNotifications()")
 	deleted := 0
 	for _, st := range []booking.NotificationStatus{booking.NotificationSent, booking.NotificationRefused, booking.NotificationFailed, booking.NotificationOff} {
 		if deleted >= limit {

@@ -42,7 +42,8 @@ import (
 //
 // None of the reads decides under concurrency: the unique keys (one
 // unfinished booking per customer) and the conditional statements do.
-func (db *DB) ReserveService(ctx context.Context, req booking.ServiceReserveRequest) (*booking.Booking, bool, error) {
+func (db *DB) ReserveService(ctx context.Context, req booking.ServiceReserveRequest) (_ *booking.Booking, _ bool, err error) {
+	defer wrap(&err, "ReserveService(service %d, technician %d, %s)", req.ServiceID, req.TechnicianID, utc(req.StartAt))
 	if req.IdemKey != "" {
 		if b, err := db.findServiceByIdemKey(ctx, req); b != nil || err != nil {
 			return b, false, err
@@ -335,5 +336,5 @@ func (db *DB) walkInService(ctx context.Context, req booking.WalkInRequest) (*bo
 	if err != nil {
 		return nil, err
 	}
-	return b, db.AttachCustomers(ctx, []*booking.Booking{b})
+	return b, db.attachCustomers(ctx, []*booking.Booking{b})
 }

@@ -45,7 +45,8 @@ func scanSlot(row interface{ Scan(...any) error }, extra ...any) (*booking.Slot,
 // ListSlots returns the seat schedule's slots starting in [from, to), earliest
 // first, each with whether it is bookable right now by the database's clock
 // (technicianKey 0: uk_slot_start's seat-mode part, in start order).
-func (db *DB) ListSlots(ctx context.Context, from, to time.Time) ([]booking.SlotView, error) {
+func (db *DB) ListSlots(ctx context.Context, from, to time.Time) (_ []booking.SlotView, err error) {
+	defer wrap(&err, "ListSlots(%s)", span(from, to))
 	rows, err := db.db.QueryContext(ctx, `
 		SELECT `+slotColumns+`, `+bookableExpr+`
 		FROM t_slot WHERE technician_key = 0 AND start_at >= ? AND start_at < ? ORDER BY start_at`,
@@ -69,7 +70,8 @@ func (db *DB) ListSlots(ctx context.Context, from, to time.Time) ([]booking.Slot
 
 // FindSlot returns one slot, a seat-mode slot or a technician's cell (whose
 // technician it names).
-func (db *DB) FindSlot(ctx context.Context, id int64) (*booking.Slot, error) {
+func (db *DB) FindSlot(ctx context.Context, id int64) (_ *booking.Slot, err error) {
+	defer wrap(&err, "FindSlot(slot %d)", id)
 	var tech int64
 	s, err := scanSlot(db.db.QueryRowContext(ctx, `SELECT `+slotColumns+`, technician_key FROM t_slot WHERE slot_id = ?`, id), &tech)
 	if s != nil {
@@ -107,6 +109,7 @@ const SlotBatch = 1000
 // first, so two requests laying her hours at once cannot both insert
 // overlapping cells.
 func (db *DB) CreateSlots(ctx context.Context, all []booking.ScheduledSlot) (created, skipped int, err error) {
+	defer wrap(&err, "CreateSlots(%d slots)", len(all))
 	err = db.transact(ctx, nil, func(tx *sql.Tx) error {
 		created, skipped = 0, 0
 		clear, overlapping, err := clearOfTheirCells(ctx, tx, all)
@@ -239,7 +242,8 @@ func repeatRows(row string, n int) string {
 // the slot's waitlist in it too. The slot row is locked first, so a reservation racing the change
 // waits for it rather than slipping between the check and the write; capacity is
 // never lowered below what is booked (INVALID_STATE, nothing written).
-func (db *DB) UpdateSlot(ctx context.Context, id int64, u booking.SlotUpdate, actor string) (*booking.SlotView, error) {
+func (db *DB) UpdateSlot(ctx context.Context, id int64, u booking.SlotUpdate, actor string) (_ *booking.SlotView, err error) {
+	defer wrap(&err, "UpdateSlot(slot %d)", id)
 	if err := db.transact(ctx, nil, func(tx *sql.Tx) error { return db.updateSlot(ctx, tx, id, u, actor) }); err != nil {
 		return nil, err
 	}

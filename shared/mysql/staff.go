@@ -29,7 +29,8 @@ func findStaff(ctx context.Context, q querier, where string, args ...any) (*book
 
 // CreateStaff adds an account; a name already taken (compared as the database
 // compares names, without case) is INVALID_STATE.
-func (db *DB) CreateStaff(ctx context.Context, s booking.NewStaff) (*booking.Staff, error) {
+func (db *DB) CreateStaff(ctx context.Context, s booking.NewStaff) (_ *booking.Staff, err error) {
+	defer wrap(&err, "CreateStaff()")
 	res, err := db.db.ExecContext(ctx, `INSERT INTO t_staff (name, role, password_hash, disabled, password_changed_at, created_at, updated_at)
 		VALUES (?, ?, ?, 0, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))`, s.Name, string(s.Role), s.PasswordHash)
 	if mysqlErrNo(err) == errDupEntry {
@@ -49,7 +50,8 @@ func (db *DB) CreateStaff(ctx context.Context, s booking.NewStaff) (*booking.Sta
 }
 
 // ListStaff is every account, by name, without hashes.
-func (db *DB) ListStaff(ctx context.Context) ([]booking.Staff, error) {
+func (db *DB) ListStaff(ctx context.Context) (_ []booking.Staff, err error) {
+	defer wrap(&err, "ListStaff()")
 	rows, err := db.db.QueryContext(ctx, `SELECT `+staffColumns+` FROM t_staff ORDER BY name, staff_id`)
 	if err != nil {
 		return nil, err
@@ -67,7 +69,8 @@ func (db *DB) ListStaff(ctx context.Context) ([]booking.Staff, error) {
 }
 
 // FindStaff is one account, without its hash; NOT_FOUND when there is none.
-func (db *DB) FindStaff(ctx context.Context, id int64) (*booking.Staff, error) {
+func (db *DB) FindStaff(ctx context.Context, id int64) (_ *booking.Staff, err error) {
+	defer wrap(&err, "FindStaff(staff %d)", id)
 	c, err := findStaff(ctx, db.db, `staff_id = ?`, id)
 	if err != nil {
 		return nil, err
@@ -77,7 +80,8 @@ func (db *DB) FindStaff(ctx context.Context, id int64) (*booking.Staff, error) {
 
 // StaffCredential is the account of name with its hash, for the sign-in check;
 // NOT_FOUND when there is none.
-func (db *DB) StaffCredential(ctx context.Context, name string) (*booking.StaffCredential, error) {
+func (db *DB) StaffCredential(ctx context.Context, name string) (_ *booking.StaffCredential, err error) {
+	defer wrap(&err, "StaffCredential()")
 	return findStaff(ctx, db.db, `name = ?`, name)
 }
 
@@ -86,9 +90,10 @@ func (db *DB) StaffCredential(ctx context.Context, name string) (*booking.StaffC
 // nothing and answers INVALID_STATE unless the account is enabled and its
 // updated_at is still that time (decided under the lock, so a change committed
 // by someone else in between, the owner's reset, wins).
-func (db *DB) UpdateStaff(ctx context.Context, id int64, u booking.StaffUpdate) (*booking.Staff, error) {
+func (db *DB) UpdateStaff(ctx context.Context, id int64, u booking.StaffUpdate) (_ *booking.Staff, err error) {
+	defer wrap(&err, "UpdateStaff(staff %d)", id)
 	var out *booking.Staff
-	err := db.transact(ctx, nil, func(tx *sql.Tx) error {
+	err = db.transact(ctx, nil, func(tx *sql.Tx) error {
 		before, err := findStaff(ctx, tx, `staff_id = ? FOR UPDATE`, id)
 		if err != nil {
 			return err
@@ -155,7 +160,8 @@ func recentFailures(ctx context.Context, q querier, name, address string) (here,
 // locked out for address, and nil otherwise. It locks nothing: a sign-in asks
 // it before it checks a password, and RecordSignIn decides again under the
 // name's lock.
-func (db *DB) SignInLocked(ctx context.Context, name, address string) error {
+func (db *DB) SignInLocked(ctx context.Context, name, address string) (err error) {
+	defer wrap(&err, "SignInLocked()")
 	here, all, now, err := recentFailures(ctx, db.db, name, address)
 	if err != nil {
 		return err
@@ -174,7 +180,8 @@ func (db *DB) SignInLocked(ctx context.Context, name, address string) error {
 // address (those of other addresses stay: a stranger's count is not reset by
 // the account's owner signing in). The name's failures older than the window
 // go as well.
-func (db *DB) RecordSignIn(ctx context.Context, name, address string, ok bool) error {
+func (db *DB) RecordSignIn(ctx context.Context, name, address string, ok bool) (err error) {
+	defer wrap(&err, "RecordSignIn()")
 	return db.transact(ctx, nil, func(tx *sql.Tx) error {
 		// The upsert takes the name's row lock and dates the row, which the
 		// release run deletes a day after the name's last sign-in.
@@ -207,7 +214,8 @@ func (db *DB) RecordSignIn(ctx context.Context, name, address string, ok bool) e
 // whose last sign-in is that old (their failures are older still), and
 // reports how many it deleted. Each is a range of its time index, a batch of
 // its own (see retention.go).
-func (db *DB) DeleteOldSignIns(ctx context.Context, olderThan time.Duration, limit int) (int, error) {
+func (db *DB) DeleteOldSignIns(ctx context.Context, olderThan time.Duration, limit int) (_ int, err error) {
+	defer wrap(&err, "DeleteOldSignIns()")
 	n, err := db.deleteBatch(ctx, `DELETE FROM t_signin_failure WHERE failed_at < UTC_TIMESTAMP(6) - INTERVAL ? MICROSECOND
 		ORDER BY failed_at LIMIT ?`, olderThan.Microseconds(), limit)
 	if err != nil || n >= limit {

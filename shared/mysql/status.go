@@ -15,7 +15,8 @@ import (
 // INVALID_STATE), and runs them in one transaction. Every write is conditional
 // on the current status, so of several concurrent changes of one booking
 // exactly one wins; the losers get INVALID_STATE and change nothing.
-func (db *DB) ChangeStatus(ctx context.Context, c booking.Change) (*booking.Booking, error) {
+func (db *DB) ChangeStatus(ctx context.Context, c booking.Change) (_ *booking.Booking, err error) {
+	defer wrap(&err, "ChangeStatus(book %d)", c.BookingID)
 	return db.planAndRun(ctx, c.BookingID, func(tx *sql.Tx) (*booking.ChangePlan, error) {
 		facts, err := changeFacts(ctx, tx, c.BookingID)
 		if err != nil {
@@ -39,7 +40,7 @@ func (db *DB) planAndRun(ctx context.Context, bookingID int64, plan func(tx *sql
 	if err != nil {
 		return nil, err
 	}
-	return db.FindBooking(ctx, bookingID)
+	return findBooking(ctx, db.db, bookingID)
 }
 
 // changeFacts reads what a change's plan depends on, in the change's

@@ -14,7 +14,8 @@ import (
 // where a service fits) cannot. One statement: her cells by uk_slot_start
 // (technician_key, start_at), in its order, each joined with its seat row by
 // idx_booking_slot_slot (a cell holds at most one booking: capacity 1).
-func (db *DB) TechnicianDayCells(ctx context.Context, technician int64, from, to time.Time) ([]booking.DayCell, error) {
+func (db *DB) TechnicianDayCells(ctx context.Context, technician int64, from, to time.Time) (_ []booking.DayCell, err error) {
+	defer wrap(&err, "TechnicianDayCells(technician %d, %s)", technician, span(from, to))
 	rows, err := db.db.QueryContext(ctx, `SELECT s.slot_id, s.start_at, s.end_at, s.capacity, s.booked, s.price_fen, s.is_open,
 			COALESCE(bs.book_id, 0)
 		FROM t_slot s LEFT JOIN t_booking_slot bs ON bs.slot_id = s.slot_id

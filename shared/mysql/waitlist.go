@@ -15,9 +15,10 @@ import (
 // instead). Joining again answers the same entry; a customer waits for at most
 // maxEntries slots (WAITLIST_LIMIT). A transaction the server chose as a
 // deadlock's victim is run again.
-func (db *DB) JoinWaitlist(ctx context.Context, openid string, slotID int64, maxEntries int) (*booking.WaitlistEntry, error) {
+func (db *DB) JoinWaitlist(ctx context.Context, openid string, slotID int64, maxEntries int) (_ *booking.WaitlistEntry, err error) {
+	defer wrap(&err, "JoinWaitlist(slot %d)", slotID)
 	var entry *booking.WaitlistEntry
-	err := db.transact(ctx, nil, func(tx *sql.Tx) (err error) {
+	err = db.transact(ctx, nil, func(tx *sql.Tx) (err error) {
 		entry, err = db.joinWaitlist(ctx, tx, openid, slotID, maxEntries)
 		return err
 	})
@@ -110,13 +111,15 @@ func (db *DB) findWaitlistEntry(ctx context.Context, q querier, openid string, s
 
 // LeaveWaitlist takes the customer out of the slot's line; leaving a line one is
 // not in is no error.
-func (db *DB) LeaveWaitlist(ctx context.Context, openid string, slotID int64) error {
-	_, err := db.db.ExecContext(ctx, `DELETE FROM t_waitlist WHERE openid = ? AND slot_id = ?`, openid, slotID)
+func (db *DB) LeaveWaitlist(ctx context.Context, openid string, slotID int64) (err error) {
+	defer wrap(&err, "LeaveWaitlist(slot %d)", slotID)
+	_, err = db.db.ExecContext(ctx, `DELETE FROM t_waitlist WHERE openid = ? AND slot_id = ?`, openid, slotID)
 	return err
 }
 
 // CustomerWaitlist returns the slots the customer waits for, earliest first.
-func (db *DB) CustomerWaitlist(ctx context.Context, openid string) ([]booking.WaitlistEntry, error) {
+func (db *DB) CustomerWaitlist(ctx context.Context, openid string) (_ []booking.WaitlistEntry, err error) {
+	defer wrap(&err, "CustomerWaitlist()")
 	rows, err := db.db.QueryContext(ctx, `SELECT `+waitlistColumns+`
 		FROM t_waitlist w JOIN t_slot s ON s.slot_id = w.slot_id WHERE w.openid = ? ORDER BY s.start_at`, openid)
 	if err != nil {
@@ -135,7 +138,8 @@ func (db *DB) CustomerWaitlist(ctx context.Context, openid string) ([]booking.Wa
 }
 
 // WaitlistLengths returns how many customers wait for each of the given slots.
-func (db *DB) WaitlistLengths(ctx context.Context, slotIDs []int64) (map[int64]int, error) {
+func (db *DB) WaitlistLengths(ctx context.Context, slotIDs []int64) (_ map[int64]int, err error) {
+	defer wrap(&err, "WaitlistLengths(%d slots)", len(slotIDs))
 	out := map[int64]int{}
 	if len(slotIDs) == 0 {
 		return out, nil
@@ -162,7 +166,8 @@ func (db *DB) WaitlistLengths(ctx context.Context, slotIDs []int64) (map[int64]i
 
 // DropStartedWaitlists removes the lines of slots that have started: nobody can
 // be offered a seat of them any more.
-func (db *DB) DropStartedWaitlists(ctx context.Context) (int, error) {
+func (db *DB) DropStartedWaitlists(ctx context.Context) (_ int, err error) {
+	defer wrap(&err, "DropStartedWaitlists()")
 	res, err := db.db.ExecContext(ctx, `DELETE w FROM t_waitlist w JOIN t_slot s ON s.slot_id = w.slot_id
 		WHERE s.start_at <= UTC_TIMESTAMP(6)`)
 	if err != nil {
