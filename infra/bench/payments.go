@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"salon/shared/booking"
+	"salon/shared/instance"
 	"salon/shared/service"
 	"salon/shared/wechatpay"
 	"salon/shared/wechatpay/wxpaysim"
@@ -77,7 +78,7 @@ func payments(ctx context.Context, f *fixture, n, clients int) (Payments, error)
 	if client, err = wechatpay.New(pcfg); err != nil {
 		return r, err
 	}
-	svc = service.New(f.store)
+	svc = instance.NewService(f.store)
 	svc.Pay, svc.AppID, svc.MchID, svc.Loc = client, simAppID, simMchID, shopTZ()
 	svc.Log, svc.Policy = slog.New(slog.NewJSONHandler(io.Discard, nil)), f.store.Policy
 

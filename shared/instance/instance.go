@@ -399,7 +399,7 @@ func (e *Env) build() (*deps, error) {
 	for kind, t := range templates {
 		d.shop.TemplateIDs[kind] = t.ID
 	}
-	d.svc = service.New(store)
+	d.svc = NewService(store)
 	d.svc.AppID, d.svc.Loc, d.svc.Log, d.svc.Policy = cfg.WXAppID, cfg.ShopTZ, log, cfg.Policy
 	if e.getenv("WECHATPAY_MCHID") != "" {
 		pay, mchID, err := e.weChatPay()
@@ -439,6 +439,15 @@ func (e *Env) build() (*deps, error) {
 		d.svc.Phones = &wxmsg.Client{BaseURL: cfg.WXAPIBase, AppID: cfg.WXAppID, AppSecret: cfg.WXAppSecret, Tokens: store}
 	}
 	return d, nil
+}
+
+// NewService is every use case over db, the whole store: each is given db as
+// its store (service.Stores), with the default policy and no WeChat; the
+// caller sets the rest. The local tools build theirs with it too.
+func NewService(db *mysql.DB) *service.Service {
+	return service.New(service.Stores{Basics: db, Notifier: db, Cashier: db, Reservations: db, Cancels: db,
+		Door: db, Moves: db, Timetable: db, Menu: db, ConsoleReads: db, Team: db, ReleaseRun: db,
+		Reports: db, Reconciliation: db})
 }
 
 // checkDSN checks MYSQL_DSN by the store's rules (mysql.Config: a

@@ -78,8 +78,8 @@ func (r *recorder) record(q string, args []driver.NamedValue) {
 }
 
 // TestEveryStatementUsesAnIndex runs every operation of the store (each
-// method of service.Store, so a method added later fails this test until it
-// is run here too) on a database with a salon's history, records every
+// method a use case's store interface names, the fields of service.Stores, so
+// a method added later fails this test until it is run here too) on a database with a salon's history, records every
 // statement the store sends on the wire, and explains each: none may read a
 // growing table or one of its indexes whole, or sort its rows (filesort). The
 // statements inside the stored procedures, which the wire only shows as a CALL, are
@@ -116,11 +116,14 @@ func TestEveryStatementUsesAnIndex(t *testing.T) {
 	defer store.Close()
 
 	ran := runEveryOperation(t, ctx, plain, store)
-	storeType := reflect.TypeFor[service.Store]()
-	for i := range storeType.NumMethod() {
-		name := storeType.Method(i).Name
-		if !ran[name] && name != "Close" && name != "Classify" {
-			t.Errorf("service.Store.%s is not run by this test: add it to runEveryOperation so its statements are explained", name)
+	stores := reflect.TypeFor[service.Stores]()
+	for i := range stores.NumField() {
+		useCase := stores.Field(i).Type
+		for j := range useCase.NumMethod() {
+			name := useCase.Method(j).Name
+			if !ran[name] && name != "Close" && name != "Classify" {
+				t.Errorf("service.%s.%s is not run by this test: add it to runEveryOperation so its statements are explained", useCase.Name(), name)
+			}
 		}
 	}
 
@@ -331,8 +334,8 @@ func tableRows(t *testing.T, db *mysql.DB) map[string]int64 {
 }
 
 // runEveryOperation runs each of the store's operations once, on the
-// history's schedule ahead, and returns the names of the service.Store
-// methods it ran. An operation that fails fails the test: its statements
+// history's schedule ahead, and returns the names of the store methods it
+// ran. An operation that fails fails the test: its statements
 // would be missing.
 func runEveryOperation(t *testing.T, ctx context.Context, plain, s *mysql.DB) map[string]bool {
 	t.Helper()

@@ -34,6 +34,19 @@ type CashierStore interface {
 	RecordAudit(ctx context.Context, r booking.AuditRecord) error
 }
 
+// Payments is the part of WeChat Pay the product uses (implemented by
+// *wechatpay.Client; tests use the same client against the local simulator).
+// An order WeChat has never heard of is booking.ErrOrderNotExist; a refund it
+// refuses for good booking.ErrRefundRefused, one waiting for the merchant's
+// balance booking.ErrRefundWaitsForBalance (errors.Is).
+type Payments interface {
+	Prepay(ctx context.Context, o booking.PayOrder) (*booking.PaymentParams, error)
+	CloseOrder(ctx context.Context, outTradeNo string) error
+	QueryOrder(ctx context.Context, outTradeNo string) (*booking.OrderState, error)
+	Refund(ctx context.Context, r booking.RefundRequest) (*booking.RefundResult, error)
+	QueryRefund(ctx context.Context, outRefundNo string) (*booking.RefundResult, error)
+}
+
 // prepay creates (or, for a retry, re-creates with identical parameters) the
 // booking's WeChat order. Everything in the order derives from stored data, so
 // a retry names the same order and WeChat answers a fresh prepay id for it.

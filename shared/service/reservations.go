@@ -36,6 +36,13 @@ type ReservationsStore interface {
 	CustomerWaitlist(ctx context.Context, openid string) ([]booking.WaitlistEntry, error)
 }
 
+// Phones exchanges the code of the mini-program's getPhoneNumber button for the
+// customer's number (implemented by *wxmsg.Client): a code WeChat rejects is
+// BAD_REQUEST, WeChat not answering UPSTREAM_UNAVAILABLE.
+type Phones interface {
+	PhoneNumber(ctx context.Context, code string) (string, error)
+}
+
 // Reservation is a booking with the WeChat payment parameters for it, if a deposit
 // is due.
 type Reservation struct {

@@ -7,13 +7,15 @@
 // Moves, Timetable, Menu, ConsoleReads, Team, ReleaseRun, Reports, Reconciliation,
 // and the Notifier they share),
 // each a type over the small interface of the store methods it calls, declared
-// beside it; Common is what they all share: the policy, the shop's time zone, the
-// logger and the database's clock. New builds them once, over one store.
+// beside it and nowhere else; Common is what they all share: the policy, the
+// shop's time zone, the logger and the database's clock. New builds them once,
+// each over its own store (Stores).
 package service
 
 import (
 	"context"
 	"log/slog"
+	"reflect"
 	"time"
 
 	"salon/shared/booking"
@@ -55,10 +57,10 @@ type Basics interface {
 	Close() error
 }
 
-// Service is every use case over one store, built once by New and sharing one
-// Common (setting Loc, Log or Policy here sets it for all). Package instance
-// builds one per warm instance; the handlers, tools and tests call the use
-// cases through its promoted methods.
+// Service is every use case, built once by New and sharing one Common
+// (setting Loc, Log or Policy here sets it for all). Package instance builds
+// one per warm instance and gives each router the use cases it calls; the
+// tools and tests call them through its promoted methods.
 type Service struct {
 	*Common
 	*Notifier
@@ -76,30 +78,61 @@ type Service struct {
 	*Reconciliation
 }
 
-// New returns the service over store, with the default policy; the caller
-// sets the rest (WeChat Pay, the shop's time zone, the policy from the
-// settings). The store is reachable only through the use cases: a handler has
-// no way around their rules.
-func New(store Store) *Service {
-	c := &Common{base: store, Policy: booking.DefaultPolicy, Loc: time.UTC}
-	n := &Notifier{Common: c, store: store}
-	pay := &Cashier{Common: c, store: store, notify: n}
-	bills := &Reconciliation{Common: c, store: store}
-	rel := &ReleaseRun{Common: c, store: store, cashier: pay, notify: n, bills: bills}
+// Stores is the store of each use case, as the one interface that names what
+// it calls: its own, declared in its file (ReservationsStore in
+// reservations.go, ...), and Basics for what they share. A store method is
+// written in the store and in the interface of each use case that calls it,
+// nowhere else: no interface here gathers the whole store. Package instance
+// gives its *mysql.DB for every field; a test may give one use case a store of
+// its own.
+type Stores struct {
+	Basics         Basics
+	Notifier       NotifierStore
+	Cashier        CashierStore
+	Reservations   ReservationsStore
+	Cancels        CancelsStore
+	Door           DoorStore
+	Moves          MovesStore
+	Timetable      TimetableStore
+	Menu           MenuStore
+	ConsoleReads   ConsoleReadsStore
+	Team           TeamStore
+	ReleaseRun     ReleaseRunStore
+	Reports        ReportsStore
+	Reconciliation ReconciliationStore
+}
+
+// New returns the service, each use case over its store in s, with the
+// default policy; the caller sets the rest (WeChat Pay, the shop's time zone,
+// the policy from the settings). The store is reachable only through the use
+// cases: a handler has no way around their rules. A store left out of s is a
+// mistake of the caller's, and panics here rather than at its first call.
+func New(s Stores) *Service {
+	v := reflect.ValueOf(s)
+	for i := range v.NumField() {
+		if v.Field(i).IsNil() {
+			panic("service.New: no store for " + v.Type().Field(i).Name)
+		}
+	}
+	c := &Common{base: s.Basics, Policy: booking.DefaultPolicy, Loc: time.UTC}
+	n := &Notifier{Common: c, store: s.Notifier}
+	pay := &Cashier{Common: c, store: s.Cashier, notify: n}
+	bills := &Reconciliation{Common: c, store: s.Reconciliation}
+	rel := &ReleaseRun{Common: c, store: s.ReleaseRun, cashier: pay, notify: n, bills: bills}
 	return &Service{
 		Common:         c,
 		Notifier:       n,
 		Cashier:        pay,
-		Reservations:   &Reservations{Common: c, store: store, cashier: pay, notify: n},
-		Cancels:        &Cancels{Common: c, store: store, cashier: pay, notify: n},
-		Door:           &Door{Common: c, store: store},
-		Moves:          &Moves{Common: c, store: store, notify: n},
-		Timetable:      &Timetable{Common: c, store: store, notify: n},
-		Menu:           &Menu{Common: c, store: store},
-		ConsoleReads:   &ConsoleReads{Common: c, store: store, notify: n, release: rel},
-		Team:           &Team{Common: c, store: store},
+		Reservations:   &Reservations{Common: c, store: s.Reservations, cashier: pay, notify: n},
+		Cancels:        &Cancels{Common: c, store: s.Cancels, cashier: pay, notify: n},
+		Door:           &Door{Common: c, store: s.Door},
+		Moves:          &Moves{Common: c, store: s.Moves, notify: n},
+		Timetable:      &Timetable{Common: c, store: s.Timetable, notify: n},
+		Menu:           &Menu{Common: c, store: s.Menu},
+		ConsoleReads:   &ConsoleReads{Common: c, store: s.ConsoleReads, notify: n, release: rel},
+		Team:           &Team{Common: c, store: s.Team},
 		ReleaseRun:     rel,
-		Reports:        &Reports{Common: c, store: store},
+		Reports:        &Reports{Common: c, store: s.Reports},
 		Reconciliation: bills,
 	}
 }

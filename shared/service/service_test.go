@@ -26,9 +26,17 @@ var ctx = service.WithStaff(context.Background(), booking.BuiltInOwner)
 func newService(t *testing.T) (*service.Service, *mysql.DB) {
 	t.Helper()
 	store := mysqltest.New(t)
-	svc := service.New(store)
+	svc := service.New(storesOf(store))
 	svc.Loc, svc.Log, svc.Policy = time.FixedZone("CST", 8*3600), slog.New(slog.DiscardHandler), store.Policy
 	return svc, store
+}
+
+// storesOf gives db as every use case's store, as package instance does; a
+// test then replaces the store of the use case it races.
+func storesOf(db *mysql.DB) service.Stores {
+	return service.Stores{Basics: db, Notifier: db, Cashier: db, Reservations: db, Cancels: db, Door: db,
+		Moves: db, Timetable: db, Menu: db, ConsoleReads: db, Team: db, ReleaseRun: db, Reports: db,
+		Reconciliation: db}
 }
 
 // paid reserves a seat of slot for openid and records its payment.
@@ -150,7 +158,7 @@ func TestNoShowLimitWindow(t *testing.T) {
 	mysqltest.CheckInvariant(t, store)
 }
 
-// moveAfterDueRead is the store with one interleaving of the release run and
+// moveAfterDueRead is the release run's store with one interleaving of the run and
 // the salon: right after the run read its due no-shows, and before it marks
 // them, move runs (the salon moves one of them to a later slot).
 type moveAfterDueRead struct {
@@ -185,7 +193,9 @@ func TestNoShowOfABookingMovedMeanwhile(t *testing.T) {
 			t.Errorf("the salon's move: %v", err)
 		}
 	}}
-	svc := service.New(wrapped)
+	stores := storesOf(store)
+	stores.ReleaseRun = wrapped
+	svc := service.New(stores)
 	svc.Loc, svc.Log, svc.Policy = time.FixedZone("CST", 8*3600), slog.New(slog.DiscardHandler), store.Policy
 	sum, err := svc.Release(ctx)
 	if err != nil {

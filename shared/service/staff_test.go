@@ -536,7 +536,7 @@ func TestAuditNamesWhoDidIt(t *testing.T) {
 	}
 }
 
-// resetOnRead is the store with the owner's reset of a password landing right
+// resetOnRead is the Team's store with the owner's reset of a password landing right
 // after the staff member's change read her account: between the check of her
 // current password and the write of her new one, where it used to be lost.
 type resetOnRead struct {
@@ -570,13 +570,15 @@ func TestOwnersResetWinsOverHerOwnChange(t *testing.T) {
 	}
 	const ownersReset, hers = "the owner's reset password", "amy's very own new one"
 	resetDone := false
-	raced := service.New(&resetOnRead{DB: store, reset: func() {
+	stores := storesOf(store)
+	stores.Team = &resetOnRead{DB: store, reset: func() {
 		pw := ownersReset
 		if _, err := svc.UpdateStaff(owner, amy.ID, nil, &pw); err != nil {
 			t.Error(err)
 		}
 		resetDone = true
-	}})
+	}}
+	raced := service.New(stores)
 	raced.Loc, raced.Log, raced.Policy = svc.Loc, svc.Log, svc.Policy
 	if _, err := raced.ChangeMyPassword(service.WithStaff(ctx, *session), "amy's password", hers, salonAddress); !resetDone || booking.ErrorCode(err) != booking.EUNAUTHORIZED {
 		t.Fatalf("her change with the owner's reset in between: %v (reset made: %v), want UNAUTHORIZED", err, resetDone)

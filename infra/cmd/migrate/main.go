@@ -27,6 +27,7 @@ import (
 
 	"salon/shared/booking"
 	"salon/shared/config"
+	"salon/shared/instance"
 	"salon/shared/mysql"
 	"salon/shared/service"
 )
@@ -109,7 +110,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, now fun
 		Capacity:    &d.capacity,
 		PriceFen:    &d.priceFen,
 	}
-	svc := service.New(store)
+	svc := instance.NewService(store)
 	svc.Loc, svc.Policy = cfg.ShopTZ, cfg.Policy
 	// The operator running migrate holds the deployment's keys: the owner.
 	n, skipped, err := svc.CreateSchedule(service.WithStaff(ctx, booking.BuiltInOwner), sched)
