@@ -266,7 +266,7 @@ func TestServiceUpdate(t *testing.T) {
 }
 
 func TestTechnicianUpdate(t *testing.T) {
-	tech, err := TechnicianUpdate{Name: ptr("小美"), ServiceIDs: &[]int64{3, 1, 3}}.NewTechnician()
+	tech, err := TechnicianUpdate{Name: ptr("小美"), ServiceIDs: &[]int64{3, 1}}.NewTechnician()
 	if err != nil || tech.Name != "小美" || !tech.Active || !slices.Equal(tech.ServiceIDs, []int64{1, 3}) || tech.StaffID != 0 {
 		t.Fatalf("%+v %v", tech, err)
 	}
@@ -292,6 +292,7 @@ func TestTechnicianUpdate(t *testing.T) {
 		{Name: ptr(" ")},
 		{Name: ptr("一二三四五六七八九十一二三四五六七八九十一")},
 		{ServiceIDs: &[]int64{0, 2}},
+		{ServiceIDs: &[]int64{3, 1, 3}}, // a service named twice
 		{ServiceIDs: &many},
 		{SetStaff: true, StaffID: -1},
 	} {
