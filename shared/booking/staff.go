@@ -149,35 +149,68 @@ func CheckPassword(password string) error {
 	return nil
 }
 
-// HashPassword checks password and returns its bcrypt hash.
+// HashPassword checks password and returns its bcrypt hash at PasswordCost.
 func HashPassword(password string) (string, error) {
+	return Passwords{}.Hash(password)
+}
+
+// PasswordMatches reports whether password is the one of hash. An empty hash
+// (no such account) is compared with a dummy hash and never matches.
+func PasswordMatches(hash, password string) bool {
+	return Passwords{}.Matches(hash, password)
+}
+
+// Passwords hashes and checks passwords at one bcrypt cost: Cost, or
+// PasswordCost when it is zero, as it is everywhere in production. Only tests
+// set a lower Cost: under the race detector one hash at PasswordCost takes
+// seconds of CPU, and a request that makes one can outlast the gateway's
+// serviceTimeout on a busy machine. A hash is checked at the cost it was made
+// with, whatever Cost is.
+type Passwords struct {
+	Cost int
+}
+
+func (p Passwords) cost() int {
+	if p.Cost == 0 {
+		return PasswordCost
+	}
+	return p.Cost
+}
+
+// Hash checks password and returns its bcrypt hash.
+func (p Passwords) Hash(password string) (string, error) {
 	if err := CheckPassword(password); err != nil {
 		return "", err
 	}
-	h, err := bcrypt.GenerateFromPassword([]byte(password), PasswordCost)
+	h, err := bcrypt.GenerateFromPassword([]byte(password), p.cost())
 	if err != nil {
 		return "", err
 	}
 	return string(h), nil
 }
 
-// dummyHash is compared against for a name that has no account, so that an
-// unknown name costs what a wrong password does.
-// It is made on first use, not when a function starts.
-var dummyHash = sync.OnceValue(func() []byte {
-	h, _ := bcrypt.GenerateFromPassword([]byte("no account has this password"), PasswordCost)
-	return h
-})
-
-// PasswordMatches reports whether password is the one of hash. An empty hash
-// (no such account) is compared with a dummy hash and never matches.
-func PasswordMatches(hash, password string) bool {
+// Matches reports whether password is the one of hash. An empty hash (no such
+// account) is compared with a dummy hash of p's cost and never matches.
+func (p Passwords) Matches(hash, password string) bool {
 	if hash == "" {
-		bcrypt.CompareHashAndPassword(dummyHash(), []byte(password))
+		bcrypt.CompareHashAndPassword(dummyHash(p.cost()), []byte(password))
 		return false
 	}
-	err := bcrypt.CompareHashAndPassword([]byte(hash), []byte(password))
-	return err == nil
+	return bcrypt.CompareHashAndPassword([]byte(hash), []byte(password)) == nil
+}
+
+// dummyHashes holds by cost the hash compared against for a name that has no
+// account, so that an unknown name costs what a wrong password does. Each is
+// made on first use, not when a function starts.
+var dummyHashes sync.Map
+
+func dummyHash(cost int) []byte {
+	if h, ok := dummyHashes.Load(cost); ok {
+		return h.([]byte)
+	}
+	h, _ := bcrypt.GenerateFromPassword([]byte("no account has this password"), cost)
+	h2, _ := dummyHashes.LoadOrStore(cost, h)
+	return h2.([]byte)
 }
 
 // The sign-in lock-out. SignInMaxFailures failed sign-ins of one name from one

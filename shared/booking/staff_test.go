@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/crypto/bcrypt"
 )
 
 func TestCleanStaffName(t *testing.T) {
@@ -69,6 +71,40 @@ func TestHashPassword(t *testing.T) {
 	}
 	if _, err := HashPassword("short"); ErrorCode(err) != EBADREQUEST {
 		t.Fatalf("short password: %v", err)
+	}
+}
+
+// TestPasswordsCost: the zero Passwords, the one production uses, hashes at
+// PasswordCost; a lower Cost, which only tests set, hashes at that cost; a
+// hash is checked at its own cost whatever the Passwords', and an unknown
+// name (an empty hash) never matches at the lower cost either.
+func TestPasswordsCost(t *testing.T) {
+	if PasswordCost != 10 {
+		t.Fatalf("PasswordCost %d, want 10", PasswordCost)
+	}
+	for _, p := range []Passwords{{}, {Cost: bcrypt.MinCost}} {
+		h, err := p.Hash("correct horse")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := p.Cost
+		if want == 0 {
+			want = PasswordCost
+		}
+		if got, err := bcrypt.Cost([]byte(h)); err != nil || got != want {
+			t.Errorf("%+v: hash of cost %d (%v), want %d", p, got, err, want)
+		}
+	}
+	cheap := Passwords{Cost: bcrypt.MinCost}
+	h, err := cheap.Hash("correct horse")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !PasswordMatches(h, "correct horse") || PasswordMatches(h, "correct horsf") {
+		t.Error("the production Passwords does not check a hash at its own cost")
+	}
+	if cheap.Matches("", "no account has this password") || cheap.Matches("", "") {
+		t.Error("an unknown name matched")
 	}
 }
 

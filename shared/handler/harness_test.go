@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/crypto/bcrypt"
+
 	"salon/infra/localgw"
 	"salon/infra/testkit"
 	"salon/shared/instance"
@@ -25,6 +27,11 @@ const (
 	testMchID     = "1900000109"
 	testSecret    = "session-secret-0123456789abcdef0123456789"
 	testAdmin     = "admin-token-0123456789abcdef0123456789"
+	// testPasswordCost is the bcrypt cost of the accounts' passwords here:
+	// under the race detector a hash at production's cost (booking.PasswordCost,
+	// kept by shared/instance's TestPasswordCost) takes seconds, and a request
+	// that makes one would outlast the gateway's serviceTimeout on a busy machine.
+	testPasswordCost = bcrypt.MinCost
 )
 
 type syncBuffer = testkit.SyncBuffer
@@ -58,9 +65,10 @@ func newSystem(t *testing.T, override ...func(map[string]string)) *system {
 		Env:   override,
 		Functions: func(kit *testkit.System) localgw.Invoker {
 			s.apiEnv = &instance.Env{
-				Getenv:   func(k string) string { return kit.Env[k] },
-				Log:      slog.New(slog.NewJSONHandler(s.logs, nil)),
-				AuditOut: s.audit,
+				Getenv:       func(k string) string { return kit.Env[k] },
+				Log:          slog.New(slog.NewJSONHandler(s.logs, nil)),
+				AuditOut:     s.audit,
+				PasswordCost: testPasswordCost,
 			}
 			t.Cleanup(func() { s.apiEnv.Close() })
 			return &testkit.InProcess{Functions: map[string][]testkit.Handler{

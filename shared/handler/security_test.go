@@ -660,7 +660,7 @@ func fuzzFunctions(f *testing.F) (*instance.Env, *service.Service, *mysql.DB) {
 	f.Helper()
 	dsn := mysqltest.NewDSN(f)
 	env := map[string]string{"MYSQL_DSN": dsn, "SESSION_SECRET": testSecret, "ADMIN_TOKEN": testAdmin}
-	e := &instance.Env{Getenv: func(k string) string { return env[k] }, Log: slog.New(slog.NewJSONHandler(io.Discard, nil)), AuditOut: io.Discard}
+	e := &instance.Env{Getenv: func(k string) string { return env[k] }, Log: slog.New(slog.NewJSONHandler(io.Discard, nil)), AuditOut: io.Discard, PasswordCost: testPasswordCost}
 	svc, err := e.Service()
 	if err != nil {
 		f.Fatal(err)

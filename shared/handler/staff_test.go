@@ -1,6 +1,7 @@
 package handler
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -72,7 +73,7 @@ func TestAdminStaffAccounts(t *testing.T) {
 	}
 	var hash string
 	if err := s.store.SQL().QueryRow(`SELECT password_hash FROM t_staff WHERE staff_id = ?`, id).Scan(&hash); err != nil ||
-		!strings.HasPrefix(hash, "$2a$10$") || strings.Contains(hash, "a new password") {
+		!strings.HasPrefix(hash, fmt.Sprintf("$2a$%02d$", testPasswordCost)) || strings.Contains(hash, "a new password") {
 		t.Fatalf("stored hash %q %v", hash, err)
 	}
 	s.wantError(s.call("PATCH", "/admin/staff/"+id, testAdmin, map[string]any{"password": "short"}), 400, "BAD_REQUEST")

@@ -50,6 +50,11 @@ type Env struct {
 	// wechatpay.DefaultCallTimeout. Tests shorten it to prove a hung WeChat Pay
 	// answers 503 without waiting.
 	PayTimeout time.Duration
+	// PasswordCost is the bcrypt cost of the staff accounts' passwords; zero
+	// means booking.PasswordCost, which production keeps. Tests lower it:
+	// under the race detector one hash at the real cost takes seconds of CPU,
+	// and on a busy machine a request that makes one outlasts serviceTimeout.
+	PasswordCost int
 
 	// fn is the function this Env builds for, and parent the Env it was bound
 	// from (whose fields above it reads); both nil for an unbound Env.
@@ -401,6 +406,7 @@ func (e *Env) build() (*deps, error) {
 	}
 	d.svc = NewService(store)
 	d.svc.AppID, d.svc.Loc, d.svc.Log, d.svc.Policy = cfg.WXAppID, cfg.ShopTZ, log, cfg.Policy
+	d.svc.Passwords = booking.Passwords{Cost: root.PasswordCost}
 	if e.getenv("WECHATPAY_MCHID") != "" {
 		pay, mchID, err := e.weChatPay()
 		switch {

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/crypto/bcrypt"
+
 	"salon/shared/booking"
 	"salon/shared/config"
 )
@@ -144,5 +146,26 @@ func TestGettersKeepNoFailure(t *testing.T) {
 	}
 	if n, err := unset.PayNotifications(); err != nil || n != nil {
 		t.Errorf("PayNotifications without WeChat Pay: %v (%T), %v; want nil", n, n, err)
+	}
+}
+
+// TestPasswordCost: an Env as the functions build it (no PasswordCost), bound
+// to a function, hashes the accounts' passwords at booking.PasswordCost; only
+// an Env given a PasswordCost, as tests give one, hashes at that cost.
+func TestPasswordCost(t *testing.T) {
+	for _, tt := range []struct{ set, want int }{{0, booking.PasswordCost}, {bcrypt.MinCost, bcrypt.MinCost}} {
+		e := &Env{Getenv: func(string) string { return "" }, Log: slog.New(slog.NewJSONHandler(&bytes.Buffer{}, nil)), PasswordCost: tt.set}
+		defer e.Close()
+		d, err := e.For(Function{Name: "admin"}).load()
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := d.svc.Passwords.Hash("correct horse")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := bcrypt.Cost([]byte(h)); err != nil || got != tt.want {
+			t.Errorf("PasswordCost %d: a hash of cost %d (%v), want %d", tt.set, got, err, tt.want)
+		}
 	}
 }

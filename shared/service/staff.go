@@ -13,6 +13,9 @@ import (
 type Team struct {
 	*Common
 	store TeamStore
+	// Passwords hashes and checks the accounts' passwords; its zero value
+	// is the production cost, booking.PasswordCost.
+	Passwords booking.Passwords
 }
 
 // TeamStore is what the Team asks of the store.
@@ -41,7 +44,7 @@ func (s *Team) CreateStaff(ctx context.Context, name string, role booking.Role, 
 	if !role.Valid() {
 		return nil, booking.Errorf(booking.EBADREQUEST, "role must be owner or staff")
 	}
-	hash, err := booking.HashPassword(password)
+	hash, err := s.Passwords.Hash(password)
 	if err != nil {
 		return nil, err
 	}
@@ -67,7 +70,7 @@ func (s *Team) UpdateStaff(ctx context.Context, id int64, disabled *bool, passwo
 	}
 	u := booking.StaffUpdate{Disabled: disabled}
 	if password != nil {
-		hash, err := booking.HashPassword(*password)
+		hash, err := s.Passwords.Hash(*password)
 		if err != nil {
 			return nil, err
 		}
@@ -94,7 +97,7 @@ func (s *Team) SignIn(ctx context.Context, name, password, address, adminToken s
 	if err != nil {
 		// No account has such a name (each was kept by the same rule), and the
 		// store has no room for it.
-		booking.PasswordMatches("", password)
+		s.Passwords.Matches("", password)
 		return nil, refused
 	}
 	if booking.IsOwnerName(name) {
@@ -120,7 +123,7 @@ func (s *Team) SignIn(ctx context.Context, name, password, address, adminToken s
 	} else if !booking.IsCode(err, booking.ENOTFOUND) {
 		return nil, err
 	}
-	if booking.PasswordMatches(hash, password) && !c.Disabled {
+	if s.Passwords.Matches(hash, password) && !c.Disabled {
 		who = &c.Staff
 	}
 	if err := s.store.RecordSignIn(ctx, name, address, who != nil); err != nil {
@@ -164,13 +167,13 @@ func (s *Team) ChangeMyPassword(ctx context.Context, current, next, address stri
 	if err != nil {
 		return nil, err
 	}
-	if c.ID != who.ID || !booking.PasswordMatches(c.PasswordHash, current) {
+	if c.ID != who.ID || !s.Passwords.Matches(c.PasswordHash, current) {
 		if err := s.store.RecordSignIn(ctx, who.Name, address, false); err != nil {
 			return nil, err
 		}
 		return nil, booking.Errorf(booking.EBADREQUEST, "current password does not match")
 	}
-	hash, err := booking.HashPassword(next)
+	hash, err := s.Passwords.Hash(next)
 	if err != nil {
 		return nil, err
 	}
