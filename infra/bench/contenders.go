@@ -128,8 +128,8 @@ type productBefore struct {
 func (p *productBefore) Name() string { return cBefore }
 
 const beforeSQL = `START TRANSACTION;
-INSERT INTO t_booking (slot_id, openid, status, amount_fen, idem_key, lock_expire, created_at, updated_at)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?);
+INSERT INTO t_booking (slot_id, openid, status, amount_fen, idem_key, lock_expire, created_at, updated_at, starts_at)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?);
 SET @salon_book_id = LAST_INSERT_ID();
 UPDATE t_booking SET out_trade_no = CONCAT('BK', LPAD(@salon_book_id, GREATEST(12, LENGTH(@salon_book_id)), '0'))
 	WHERE book_id = @salon_book_id;
@@ -174,10 +174,10 @@ func (p *productBefore) Reserve(ctx context.Context, _ int, slot int64, customer
 	args := []driver.NamedValue{
 		{Ordinal: 1, Value: slot}, {Ordinal: 2, Value: customer}, {Ordinal: 3, Value: int64(status)},
 		{Ordinal: 4, Value: price}, {Ordinal: 5, Value: nil}, {Ordinal: 6, Value: booking.HoldEnd(now, start, p.store.Policy.LockTTL)},
-		{Ordinal: 7, Value: now}, {Ordinal: 8, Value: now},
-		{Ordinal: 9, Value: slot}, {Ordinal: 10, Value: booking.EventReserve}, {Ordinal: 11, Value: int64(status)},
-		{Ordinal: 12, Value: booking.ActorCustomer}, {Ordinal: 13, Value: event},
-		{Ordinal: 14, Value: slot}, {Ordinal: 15, Value: int64(p.store.Policy.BookingWindowDays)},
+		{Ordinal: 7, Value: now}, {Ordinal: 8, Value: now}, {Ordinal: 9, Value: start.UTC()},
+		{Ordinal: 10, Value: slot}, {Ordinal: 11, Value: booking.EventReserve}, {Ordinal: 12, Value: int64(status)},
+		{Ordinal: 13, Value: booking.ActorCustomer}, {Ordinal: 14, Value: event},
+		{Ordinal: 15, Value: slot}, {Ordinal: 16, Value: int64(p.store.Policy.BookingWindowDays)},
 	}
 	conn, err := db.Conn(ctx)
 	if err != nil {
@@ -279,10 +279,11 @@ func abs(n int) int {
 }
 
 // book writes the booking, its order number and its audit record in tx: the
-// same three rows the product writes, one statement each.
+// same three rows the product writes, one statement each. The contenders'
+// slots are bench_slot's, not t_slot's: the booking's start is now.
 func book(ctx context.Context, tx *sql.Tx, slot int64, customer string) error {
-	res, err := tx.ExecContext(ctx, `INSERT INTO t_booking (slot_id, openid, status, amount_fen, lock_expire, created_at, updated_at)
-		VALUES (?, ?, 1, 0, UTC_TIMESTAMP(6) + INTERVAL 15 MINUTE, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))`, slot, customer)
+	res, err := tx.ExecContext(ctx, `INSERT INTO t_booking (slot_id, openid, status, amount_fen, lock_expire, created_at, updated_at, starts_at)
+		VALUES (?, ?, 1, 0, UTC_TIMESTAMP(6) + INTERVAL 15 MINUTE, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6), UTC_TIMESTAMP())`, slot, customer)
 	if err != nil {
 		return err
 	}

@@ -97,7 +97,8 @@ const (
 	tradeAfterCommit         // after the COMMIT, in the same CALL: autocommitted on its own
 )
 
-// The pieces the forms share, as in salon_reserve (migrations 0007, 0013 and 0019).
+// The pieces the forms share, as in salon_reserve (migrations 0007, 0013, 0019
+// and 0028: the booking's start read from its slot by a lockless read).
 const (
 	formParams = `(
   IN p_slot_id BIGINT, IN p_window_days INT, IN p_openid VARCHAR(64) CHARACTER SET utf8mb4, IN p_status TINYINT,
@@ -106,6 +107,7 @@ const (
   MODIFIES SQL DATA SQL SECURITY INVOKER
 BEGIN
   DECLARE v_book_id BIGINT DEFAULT NULL;
+  DECLARE v_start DATETIME DEFAULT NULL;
   DECLARE v_taken INT DEFAULT 0;
   DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END;
 `
@@ -117,8 +119,9 @@ BEGIN
 `
 	formSeatRow = `INSERT INTO t_booking_slot (book_id, slot_id) VALUES (v_book_id, p_slot_id);
 `
-	formBooking = `INSERT INTO t_booking (slot_id, openid, status, amount_fen, idem_key, lock_expire, created_at, updated_at)
-      VALUES (p_slot_id, p_openid, p_status, p_amount_fen, p_idem_key, p_lock_expire, p_now, p_now);
+	formBooking = `SELECT start_at INTO v_start FROM t_slot WHERE slot_id = p_slot_id;
+    INSERT INTO t_booking (slot_id, openid, status, amount_fen, idem_key, lock_expire, created_at, updated_at, starts_at)
+      VALUES (p_slot_id, p_openid, p_status, p_amount_fen, p_idem_key, p_lock_expire, p_now, p_now, v_start);
     SET v_book_id = LAST_INSERT_ID();
 `
 	formTrade = `UPDATE t_booking SET out_trade_no = CONCAT('BK', LPAD(v_book_id, GREATEST(12, LENGTH(v_book_id)), '0'))

@@ -153,13 +153,14 @@ func (t techBench) busy(ctx context.Context, q interface {
 }
 
 // insert writes the booking at first cell (confirmed, as a service with no
-// deposit is), its order number and its audit record in tx. A duplicate of
+// deposit is; its start the request's), its order number and its audit
+// record in tx. A duplicate of
 // the unique key is errTaken.
 func (t techBench) insert(ctx context.Context, tx *sql.Tx, r techRequest, tech, cell int64) error {
 	res, err := tx.ExecContext(ctx, `INSERT INTO `+t.tbl+` (slot_id, openid, status, amount_fen, lock_expire, created_at, updated_at,
-			service_id, technician_id, price_fen, minutes)
-		VALUES (?, ?, 1, 0, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6), UTC_TIMESTAMP(6), ?, ?, 0, ?)`,
-		cell, r.customer, r.service, tech, r.minutes)
+			service_id, technician_id, price_fen, minutes, starts_at)
+		VALUES (?, ?, 1, 0, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6), UTC_TIMESTAMP(6), ?, ?, 0, ?, ?)`,
+		cell, r.customer, r.service, tech, r.minutes, r.start.UTC())
 	var me *drv.MySQLError
 	if errors.As(err, &me) && me.Number == 1062 {
 		return errTaken

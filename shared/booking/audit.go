@@ -30,7 +30,6 @@ type AuditRecord struct {
 	ID         int64
 	BookingID  int64 // 0 when the record concerns a slot only
 	SlotID     int64
-	FromSlotID int64 // a move's: the slot it left (0 otherwise)
 	Event      string
 	FromStatus int    // -1 when no booking status applies
 	ToStatus   int    // -1 when no booking status applies

@@ -10,7 +10,8 @@ import (
 // TestLedgerOfEveryTransition: the ledger rows each row of the state machine
 // plans, paid or not: a recorded payment's deposit; a paid deposit kept by a
 // late cancel and a no-show, given back by a late check-in; nothing else (a
-// refund's row is written when it succeeds, not at the cancel).
+// refund's row is written when it succeeds, not at the cancel). A late
+// cancel, paid or not, marks the booking's cancel late.
 func TestLedgerOfEveryTransition(t *testing.T) {
 	payment := &Payment{TransactionID: "4200", AmountFen: 5000, PaidAt: time.Now()}
 	deposit := LedgerEntry{Kind: MoneyDeposit, AmountFen: 5000, Method: MethodWeChatPay, TransactionID: "4200"}
@@ -41,6 +42,11 @@ func TestLedgerOfEveryTransition(t *testing.T) {
 			}
 			if !slices.Equal(p.Ledger, want) {
 				t.Errorf("%s %s -> %s by %s, paid %v: ledger %+v, want %+v", tr.Event, tr.From, tr.To, c.Actor, paid, p.Ledger, want)
+			}
+			// The booking says its cancel was late, paid or not: the fact
+			// the owner's report counts.
+			if p.LateCancel != (tr.Event == EventLateCancel) {
+				t.Errorf("%s %s -> %s by %s, paid %v: LateCancel %v", tr.Event, tr.From, tr.To, c.Actor, paid, p.LateCancel)
 			}
 		}
 	}

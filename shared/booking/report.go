@@ -8,19 +8,13 @@ import (
 )
 
 // The owner's reports (GET /admin/reports, the CSV export, the console's 报表):
-// the range they cover and the arithmetic that turns the store's sums into the
-// figures. The store sums by the quarter hour and by booking; which shop day a
-// sum belongs to, and what each figure counts, is decided here.
+// the range they cover, the shop zone's offsets over it (by which the store
+// puts each fact in its shop day), and the arithmetic that turns the store's
+// sums into the figures: what each figure counts is decided here.
 
 // MaxReportDays is the longest range a report covers, from and to both
 // counted.
 const MaxReportDays = 366
-
-// ReportBucket is the width of the store's time buckets. Every shop's UTC
-// offset, and every daylight-saving shift, is a whole number of quarter hours,
-// so buckets counted from the range's first shop midnight never straddle a
-// shop midnight: each falls into exactly one shop day.
-const ReportBucket = 15 * time.Minute
 
 // ReportRange is the dates a report covers in shop time, both counted, and the
 // instants that bound them: Start is From's midnight, End the midnight after
@@ -66,9 +60,49 @@ func ParseReportRange(from, to string, loc *time.Location) (ReportRange, error) 
 // DayOf is the shop date of t.
 func (r ReportRange) DayOf(t time.Time) string { return t.In(r.Loc).Format(time.DateOnly) }
 
-// ReportBookingCount is how many bookings whose slot starts in the bucket
-// from At (UTC) have one status; LateCancel splits the cancelled ones: a late
-// cancel (its audit trail has the event late_cancel, or its deposit was kept).
+// DayStart is the first instant (UTC) of the range's day i (0 is From): its
+// midnight in shop time, as ParseReportRange takes it.
+func (r ReportRange) DayStart(i int) time.Time {
+	f := r.Start.In(r.Loc)
+	return time.Date(f.Year(), f.Month(), f.Day()+i, 0, 0, 0, 0, r.Loc).UTC()
+}
+
+// ReportOffset is the shop zone's offset from UTC, in seconds east, from the
+// instant From (UTC) until the next offset's From.
+type ReportOffset struct {
+	From    time.Time
+	Seconds int
+}
+
+// Offsets are the shop zone's offsets over the range's instants, in order: the
+// first from Start, then one from each change of the offset (daylight saving,
+// or a change of the zone's rules) before End. An instant's shop date is the
+// date of the instant plus its offset, so the store puts each fact in its day
+// with these alone, as a date difference from From, whatever the offset (whole
+// hours, 5:45, a 30-minute daylight-saving shift) and with no time-zone table
+// in the database.
+func (r ReportRange) Offsets() []ReportOffset {
+	var out []ReportOffset
+	for t := r.Start; t.Before(r.End); {
+		local := t.In(r.Loc)
+		_, off := local.Zone()
+		if n := len(out); n == 0 || out[n-1].Seconds != off {
+			out = append(out, ReportOffset{From: t, Seconds: off})
+		}
+		_, end := local.ZoneBounds()
+		if end.IsZero() || !end.After(t) {
+			break
+		}
+		t = end.UTC()
+	}
+	return out
+}
+
+// ReportBookingCount is how many bookings that start on the shop day of At
+// (UTC; the store gives the day's first instant) have one status; LateCancel
+// splits the cancelled ones: a late cancel (the booking says so: the
+// customer's cancel after cancelFreeUntil, or a cancel that kept its
+// deposit).
 type ReportBookingCount struct {
 	At         time.Time
 	Status     Status
@@ -76,10 +110,10 @@ type ReportBookingCount struct {
 	N          int
 }
 
-// ReportMoneySum is the money that moved in the bucket from At (UTC), by the
-// ledger's kinds: deposits paid online, balances paid in the shop, refunds
-// that succeeded, and deposits kept (a kept row and its negation both count,
-// each in its own bucket).
+// ReportMoneySum is the money that moved on the shop day of At (UTC; the
+// store gives the day's first instant), by the ledger's kinds: deposits paid
+// online, balances paid in the shop, refunds that succeeded, and deposits kept
+// (a kept row and its negation both count, each on its own day).
 type ReportMoneySum struct {
 	At                                       time.Time
 	OnlineFen, ShopFen, RefundedFen, KeptFen int64
@@ -88,10 +122,8 @@ type ReportMoneySum struct {
 // ReportCompleted is the completed bookings of the range of one technician
 // with one service (0 and "" in seat mode): how many, their minutes, and
 // their takings, the deposits and shop payments of those bookings less their
-// refunds, whenever that money moved. At is the bucket their slots start in
-// (the store's quarter hour, or the start of a kept day).
+// refunds, whenever that money moved.
 type ReportCompleted struct {
-	At             time.Time
 	TechnicianID   int64
 	TechnicianName string
 	ServiceID      int64
@@ -101,16 +133,12 @@ type ReportCompleted struct {
 	TakingsFen     int64
 }
 
-// ReportFacts are the store's sums for one range, read together. Plan says
-// which days came from kept sums and which were read afresh, ReadAt is the
-// database's time of the read: with them the days read afresh that have ended
-// are kept afterwards.
+// ReportFacts are the store's sums for one range, read together from the
+// facts (the bookings and the ledger) in one snapshot.
 type ReportFacts struct {
 	Bookings  []ReportBookingCount
 	Money     []ReportMoneySum
 	Completed []ReportCompleted
-	Plan      ReportPlan
-	ReadAt    time.Time
 }
 
 // ReportDay is one shop date of a report.

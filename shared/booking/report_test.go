@@ -52,7 +52,7 @@ func TestParseReportRange(t *testing.T) {
 }
 
 // A range across a daylight-saving change has days of 23 and 25 hours: each
-// bucket falls in the shop day of its start.
+// fact falls in the shop day of its instant.
 func TestParseReportRangeDaylightSaving(t *testing.T) {
 	berlin, err := time.LoadLocation("Europe/Berlin")
 	if err != nil {
@@ -91,8 +91,8 @@ func TestBuildReport(t *testing.T) {
 			{At: at(1, 10, 0), Status: StatusConfirmed, N: 1},
 			{At: at(3, 9, 0), Status: StatusPending, N: 1},
 			{At: at(3, 9, 0), Status: StatusCompleted, N: 1},
-			{At: at(4, 0, 0), Status: StatusCompleted, N: 9},                 // after the range
-			{At: at(1, 0, 0).Add(-ReportBucket), Status: StatusNoShow, N: 9}, // before it
+			{At: at(4, 0, 0), Status: StatusCompleted, N: 9},                     // after the range
+			{At: at(1, 0, 0).Add(-15 * time.Minute), Status: StatusNoShow, N: 9}, // before it
 		},
 		Money: []ReportMoneySum{
 			{At: at(1, 9, 0), OnlineFen: 5000, ShopFen: 12000, RefundedFen: 2000},
@@ -159,6 +159,66 @@ func TestNoShowRate(t *testing.T) {
 		got := NoShowRate(c.completed, c.noShows)
 		if (got == nil) != (c.want == -1) || got != nil && *got != c.want {
 			t.Errorf("NoShowRate(%d, %d) = %v, want %v", c.completed, c.noShows, got, c.want)
+		}
+	}
+}
+
+// TestReportOffsets: the shop zone's offsets over a range, and the rule the
+// store applies with them (an instant's shop date is the date of the instant
+// plus its offset, counted in days from From), give every instant of the
+// range the day DayOf gives it, in a zone without daylight saving, in ones
+// with it (a 25-hour and a 23-hour day, a 30-minute shift) and at offsets
+// that are not whole hours; DayStart is each day's first instant.
+func TestReportOffsets(t *testing.T) {
+	for _, c := range []struct {
+		zone, from, to string
+		offsets        int
+	}{
+		{"Asia/Shanghai", "2025-01-01", "2026-01-01", 1},
+		{"Europe/Berlin", "2026-01-01", "2026-12-31", 3},
+		{"Europe/Berlin", "2026-03-28", "2026-03-30", 2},
+		{"America/New_York", "2026-10-31", "2026-11-02", 2},
+		{"Asia/Kathmandu", "2026-03-01", "2026-03-31", 1},      // +05:45
+		{"Australia/Lord_Howe", "2026-01-01", "2026-12-31", 3}, // +11, +10:30, +11
+		{"UTC", "2026-03-01", "2026-03-01", 1},
+	} {
+		loc, err := time.LoadLocation(c.zone)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := ParseReportRange(c.from, c.to, loc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		offs := r.Offsets()
+		if len(offs) != c.offsets || !offs[0].From.Equal(r.Start) {
+			t.Errorf("%s %s..%s: offsets %+v, want %d from %s", c.zone, c.from, c.to, offs, c.offsets, r.Start)
+			continue
+		}
+		from, _ := time.Parse(time.DateOnly, r.From)
+		dayOf := func(at time.Time) int {
+			i := 0
+			for i+1 < len(offs) && !at.Before(offs[i+1].From) {
+				i++
+			}
+			local := at.Add(time.Duration(offs[i].Seconds) * time.Second)
+			d := time.Date(local.Year(), local.Month(), local.Day(), 0, 0, 0, 0, time.UTC)
+			return int(d.Sub(from) / (24 * time.Hour))
+		}
+		for at := r.Start; at.Before(r.End); at = at.Add(7 * time.Minute) {
+			i := dayOf(at)
+			if i < 0 || i >= len(r.Days) || r.Days[i] != r.DayOf(at) {
+				t.Fatalf("%s: %s is day %d by the offsets, %s by DayOf", c.zone, at, i, r.DayOf(at))
+			}
+		}
+		for i := range r.Days {
+			start := r.DayStart(i)
+			if r.DayOf(start) != r.Days[i] || dayOf(start) != i || (i > 0 && r.DayOf(start.Add(-time.Second)) != r.Days[i-1]) {
+				t.Errorf("%s: day %d (%s) starts at %s", c.zone, i, r.Days[i], start)
+			}
+		}
+		if end := r.End.Add(-time.Second); dayOf(end) != len(r.Days)-1 {
+			t.Errorf("%s: the range's last second is day %d", c.zone, dayOf(end))
 		}
 	}
 }

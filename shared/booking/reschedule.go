@@ -37,7 +37,8 @@ type Move struct {
 	// (RemindNow), else by the release run when it falls due. Decided here on
 	// the database's clock of the facts, so the store reads no slot for it.
 	RemindNow bool
-	// NewStart is the new slot's start, for the audit record's reason.
+	// NewStart is the new slot's start: the booking's start from now on
+	// (t_booking.starts_at), and the audit record's reason.
 	NewStart time.Time
 
 	// A technician's booking: the span it moves to, whose Cells are the ones

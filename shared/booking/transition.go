@@ -182,6 +182,11 @@ type ChangePlan struct {
 	// Ledger are the rows of the money ledger the change writes (a payment's
 	// deposit, a deposit kept or given back), in its transaction.
 	Ledger []LedgerEntry
+	// LateCancel marks the booking's cancel as late (t_booking.late_cancel):
+	// the customer's cancel after cancelFreeUntil, which keeps a deposit when
+	// there is one. The owner's report counts it from the booking, which
+	// retention never deletes, not from the audit trail.
+	LateCancel bool
 	// UnlessRefunding makes the change conditional on no refund being under way:
 	// a booking whose payment is being refunded never takes a seat again.
 	UnlessRefunding bool
@@ -237,6 +242,7 @@ func (p Policy) Plan(c Change, facts ChangeFacts) (*ChangePlan, error) {
 	plan := &ChangePlan{Change: c, SlotID: facts.SlotID, RecordPayment: t.Payment,
 		StartRefund:     t.Refund == RefundIfPaid && facts.Paid,
 		Ledger:          ledgerOf(t, c, facts),
+		LateCancel:      t.To == StatusCancelled && t.Keep == KeepDeposit,
 		UnlessRefunding: t.Seat == SeatRetaken,
 		Notify:          t.Notify, RemindBefore: p.RemindBefore, Seat: t.Seat, SeatRule: t.SeatRule,
 		ForgetOwnPlace: t.Seat == SeatReturned, OfferFreedSeat: t.OffersFreedSeat}

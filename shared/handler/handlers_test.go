@@ -220,18 +220,18 @@ func TestMineNewestFirstAtMost50(t *testing.T) {
 	// 51 finished bookings and one of another customer's, written in one
 	// statement: going through reserve and cancel 51 times costs seconds under -race.
 	var ids []int64
-	q := `INSERT INTO t_booking (slot_id, openid, status, amount_fen, lock_expire, created_at, updated_at) VALUES `
+	q := `INSERT INTO t_booking (slot_id, openid, status, amount_fen, lock_expire, created_at, updated_at, starts_at) VALUES `
 	var args []any
 	for i := range 52 {
 		if i > 0 {
 			q += ", "
 		}
-		q += "(?, ?, ?, 0, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))"
+		q += "(?, ?, ?, 0, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6), UTC_TIMESTAMP(6), (SELECT start_at FROM t_slot WHERE slot_id = ?))"
 		who := openid
 		if i == 30 {
 			who = "o-someone-else"
 		}
-		args = append(args, free, who, booking.StatusCancelled)
+		args = append(args, free, who, booking.StatusCancelled, free)
 	}
 	if _, err := s.store.SQL().ExecContext(ctx, q, args...); err != nil {
 		t.Fatal(err)

@@ -251,3 +251,61 @@ func TestReportCSV(t *testing.T) {
 		t.Errorf("an empty range: %d %q", a.Status, a.Body)
 	}
 }
+
+// TestReportCountsALateCancelAfterRetention: a late cancel with nothing paid
+// (the state machine's late_cancel of a free booking) leaves no money in the
+// ledger; its audit record said it was late. When the release run deletes
+// that record (shipped to CLS longer ago than AUDIT_RETENTION_DAYS), the
+// report still counts the late cancel: the booking says so itself.
+func TestReportCountsALateCancelAfterRetention(t *testing.T) {
+	t.Parallel()
+	s := newSystem(t)
+	slot := s.slot(time.Hour, 3, 0)
+	id, a := s.reserve("o-late-free", slot)
+	if id == 0 || obj(t, a.JSON["booking"])["status"] != "confirmed" {
+		t.Fatalf("reserve: %d %s", a.Status, a.Body)
+	}
+	if _, err := s.store.ChangeStatus(context.Background(), booking.Change{BookingID: id, From: booking.StatusConfirmed,
+		To: booking.StatusCancelled, Event: booking.EventLateCancel, Actor: booking.ActorCustomer}); err != nil {
+		t.Fatal(err)
+	}
+	if ev := s.auditEvents(id); countEvent(ev, booking.EventLateCancel) != 1 {
+		t.Fatalf("audit %v", ev)
+	}
+	var start time.Time
+	if err := s.store.SQL().QueryRow(`SELECT start_at FROM t_slot WHERE slot_id = ?`, slot).Scan(&start); err != nil {
+		t.Fatal(err)
+	}
+	shanghai, err := time.LoadLocation("Asia/Shanghai")
+	if err != nil {
+		t.Fatal(err)
+	}
+	date := start.In(shanghai).Format(time.DateOnly)
+	lateCancels := func() (cancelled, late int) {
+		t.Helper()
+		a := s.call("GET", "/admin/reports?from="+date+"&to="+date, testAdmin, nil)
+		if a.Status != http.StatusOK {
+			t.Fatalf("report: %d %s", a.Status, a.Body)
+		}
+		d := obj(t, a.JSON["days"].([]any)[0])
+		return int(d["cancelled"].(float64)), int(d["lateCancels"].(float64))
+	}
+	if c, l := lateCancels(); c != 1 || l != 1 {
+		t.Fatalf("before retention: %d cancelled, %d late, want 1 and 1", c, l)
+	}
+
+	// Its records reached CLS 200 days ago, as if that time had passed: the
+	// release run's retention deletes them.
+	if _, err := s.store.SQL().Exec(`UPDATE t_audit SET shipped_at = UTC_TIMESTAMP(6) - INTERVAL 200 DAY WHERE book_id = ?`, id); err != nil {
+		t.Fatal(err)
+	}
+	if sum := s.relRun(context.Background()); sum.AuditDeleted < 2 {
+		t.Fatalf("release run: %+v, want its audit records deleted", sum)
+	}
+	if ev := s.auditEvents(id); len(ev) != 0 {
+		t.Fatalf("audit records left: %v", ev)
+	}
+	if c, l := lateCancels(); c != 1 || l != 1 {
+		t.Errorf("after retention: %d cancelled, %d late, want 1 and 1", c, l)
+	}
+}

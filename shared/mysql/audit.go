@@ -28,9 +28,9 @@ func insertAudit(ctx context.Context, tx querier, r booking.AuditRecord) error {
 		r.Reason = r.Reason[:255]
 	}
 	_, err := tx.ExecContext(ctx, `
-		INSERT INTO t_audit (book_id, slot_id, from_slot_id, event, from_status, to_status, actor, reason, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, UTC_TIMESTAMP(6))`,
-		nullID(r.BookingID), nullID(r.SlotID), nullID(r.FromSlotID), r.Event, nullStatus(r.FromStatus), nullStatus(r.ToStatus), r.Actor, r.Reason)
+		INSERT INTO t_audit (book_id, slot_id, event, from_status, to_status, actor, reason, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, UTC_TIMESTAMP(6))`,
+		nullID(r.BookingID), nullID(r.SlotID), r.Event, nullStatus(r.FromStatus), nullStatus(r.ToStatus), r.Actor, r.Reason)
 	return err
 }
 

@@ -331,9 +331,9 @@ func (db *DB) WalkIn(ctx context.Context, req booking.WalkInRequest) (_ *booking
 			return err
 		}
 		hold := *plan.Hold
-		res, err := tx.ExecContext(ctx, `INSERT INTO t_booking (slot_id, openid, customer_id, status, amount_fen, lock_expire, created_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))`,
-			slot.ID, openid, customerID, hold.Status, hold.AmountFen, hold.LockExpire)
+		res, err := tx.ExecContext(ctx, `INSERT INTO t_booking (slot_id, openid, customer_id, status, amount_fen, lock_expire, created_at, updated_at, starts_at)
+			VALUES (?, ?, ?, ?, ?, ?, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6), ?)`,
+			slot.ID, openid, customerID, hold.Status, hold.AmountFen, hold.LockExpire, slot.StartAt.UTC())
 		if k := dupKey(err); k == "uk_booking_active" || k == "uk_booking_customer_active" {
 			return booking.Errorf(booking.EACTIVEBOOKINGEXISTS, "customer %d holds an unfinished booking (%s)", customerID, k)
 		} else if err != nil {

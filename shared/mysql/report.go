@@ -3,112 +3,97 @@ package mysql
 import (
 	"context"
 	"database/sql"
+	"strings"
 	"time"
 
 	"salon/shared/booking"
 )
 
-// The owner's reports read the ledger t_money and the bookings; they write
-// nothing. Each statement is bounded by the range, never by the tables: the
-// bookings through their slots' starts (idx_slot_start, then
-// idx_booking_slot), the money by its time (idx_money_day), a booking's
-// money and audit by its id (idx_money_booking, idx_audit_book). Sums come by
-// the quarter hour counted from the range's start (booking.ReportBucket);
-// package booking says which shop day each is. They are grouped without a
-// sort (ORDER BY NULL): the caller puts the groups in order.
+// The owner's reports read the facts of their range, and write nothing: the
+// bookings that start in it (t_booking.starts_at, status, late_cancel,
+// technician, service, minutes: idx_booking_start covers them), the ledger
+// rows written in it (idx_money_day: time, kind, amount), and the ledger rows
+// of its completed bookings (idx_money_booking: booking, kind, amount). Each
+// is one grouped statement by shop day, in one read-only snapshot, bounded by
+// the range (at most 366 days) and never by the history before it; groups come
+// unsorted (ORDER BY NULL), the caller puts them in order.
 
 // reportSnapshot is one read-only snapshot: the figures of a report agree
 // with each other even while bookings change.
 var reportSnapshot = &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}
 
-// quarterOf is the bucket of the SQL time expression at, counted from the
-// first parameter (the range's start).
-func quarterOf(at string) string {
-	return `TIMESTAMPDIFF(MINUTE, ?, ` + at + `) DIV 15`
+// shopDaySQL is the SQL of the shop day of the UTC time column col as its
+// index in range r (0 is r.From): the days between r.From and the date of col
+// plus the shop zone's offset at that instant (booking.ReportRange.Offsets:
+// one offset, or a CASE over the daylight-saving changes of the range), with
+// its arguments. col is the store's own column name, never input.
+func shopDaySQL(col string, r booking.ReportRange) (string, []any) {
+	offs := r.Offsets()
+	var off strings.Builder
+	var args []any
+	if len(offs) == 1 {
+		off.WriteString("?")
+		args = append(args, offs[0].Seconds)
+	} else {
+		off.WriteString("CASE")
+		for i, o := range offs[:len(offs)-1] {
+			off.WriteString(" WHEN " + col + " < ? THEN ?")
+			args = append(args, offs[i+1].From.UTC(), o.Seconds)
+		}
+		off.WriteString(" ELSE ? END")
+		args = append(args, offs[len(offs)-1].Seconds)
+	}
+	return "DATEDIFF(" + col + " + INTERVAL " + off.String() + " SECOND, ?)", append(args, r.From)
 }
 
-// bookingTakings is what booking b brought in, by its ledger rows: deposits
-// and shop payments less refunds (kept rows move no money). The kinds, status
-// and event are package booking's, spelled here, never from input.
-var bookingTakings = `(SELECT COALESCE(SUM(CASE m.kind WHEN '` + string(booking.MoneyRefund) + `' THEN -m.amount_fen WHEN '` + string(booking.MoneyKept) + `' THEN 0 ELSE m.amount_fen END), 0)
-	FROM t_money m WHERE m.book_id = b.book_id)`
+// dayOf is the range's day of a shop-day index from shopDaySQL, as the
+// instant booking.BuildReport places (its first); ok is false outside the
+// range.
+func dayOf(r booking.ReportRange, i int) (time.Time, bool) {
+	if i < 0 || i >= len(r.Days) {
+		return time.Time{}, false
+	}
+	return r.DayStart(i), true
+}
 
-// lateCancel is whether booking b is a late cancel: cancelled, and its audit
-// trail has the event late_cancel or its deposit was kept.
-var lateCancel = `(b.status = ` + statusList([]booking.Status{booking.StatusCancelled}) + ` AND (EXISTS (SELECT 1 FROM t_audit a WHERE a.book_id = b.book_id AND a.event = '` + booking.EventLateCancel + `')
-	OR EXISTS (SELECT 1 FROM t_money k WHERE k.book_id = b.book_id AND k.kind = '` + string(booking.MoneyKept) + `')))`
-
-// ReportFacts reads the sums of report range r in one snapshot: the
-// bookings by the quarter hour their slot starts, status and late cancel; the
-// money by the quarter hour it moved; the completed bookings by the quarter
-// hour, technician and service with their minutes and takings. The days that
-// may be (booking.PlanReport) come from the sums kept of them instead, at the
-// start of their day; afterwards the days read afresh that have ended are kept
-// (KeepReportDays, with the plan and the snapshot's time the facts carry).
+// ReportFacts reads the sums of report range r from its facts in one
+// snapshot: the bookings that start in it by shop day, status and late
+// cancel; the money that moved in it by shop day and kind; its completed
+// bookings by technician and service with their minutes and takings.
 func (db *DB) ReportFacts(ctx context.Context, r booking.ReportRange) (_ booking.ReportFacts, err error) {
 	defer wrap(&err, "ReportFacts(%s..%s)", r.From, r.To)
-	days := r.Spans()
 	var f booking.ReportFacts
-	var plan booking.ReportPlan
-	var now time.Time
-	err = db.transact(ctx, reportSnapshot, func(tx *sql.Tx) error {
-		f, plan = booking.ReportFacts{}, booking.ReportPlan{}
-		if err := tx.QueryRowContext(ctx, `SELECT UTC_TIMESTAMP(6)`).Scan(&now); err != nil {
+	err = db.transact(ctx, reportSnapshot, func(tx *sql.Tx) (err error) {
+		f = booking.ReportFacts{}
+		if f.Bookings, err = reportBookings(ctx, tx, r); err != nil {
 			return err
 		}
-		kept, err := keptReportDays(ctx, tx, days)
-		if err != nil {
+		if f.Money, err = reportMoney(ctx, tx, r); err != nil {
 			return err
 		}
-		changesKept := time.Duration(db.Policy.AuditRetentionDays) * 24 * time.Hour
-		var changes []booking.ReportChange
-		if since, ok := booking.ReportChangesSince(days, kept, now, changesKept); ok {
-			if changes, err = reportChanges(ctx, tx, since, days[0].Start, days[len(days)-1].End); err != nil {
-				return err
-			}
-		}
-		plan = booking.PlanReport(days, kept, changes, now, changesKept)
-		if err := readKeptFacts(ctx, tx, days, plan.Kept, &f); err != nil {
-			return err
-		}
-		for _, run := range plan.Runs {
-			start, end := days[run[0]].Start, days[run[1]-1].End
-			b, err := reportBookings(ctx, tx, start, end)
-			if err != nil {
-				return err
-			}
-			m, err := reportMoney(ctx, tx, start, end)
-			if err != nil {
-				return err
-			}
-			c, err := reportCompleted(ctx, tx, start, end)
-			if err != nil {
-				return err
-			}
-			f.Bookings, f.Money, f.Completed = append(f.Bookings, b...), append(f.Money, m...), append(f.Completed, c...)
-		}
-		return nil
+		f.Completed, err = reportCompleted(ctx, tx, r)
+		return err
 	})
 	if err != nil {
 		return booking.ReportFacts{}, err
 	}
-	f.Plan, f.ReadAt = plan, now
 	return f, nil
 }
 
-// ReportMoney is the money that moved in [start, end), by the quarter hour
-// (the day page's takings so far).
-func (db *DB) ReportMoney(ctx context.Context, start, end time.Time) (_ []booking.ReportMoneySum, err error) {
-	defer wrap(&err, "ReportMoney(%s)", span(start, end))
-	return reportMoney(ctx, db.db, start, end)
+// ReportMoney is the money that moved in range r, by shop day (the day page's
+// takings so far).
+func (db *DB) ReportMoney(ctx context.Context, r booking.ReportRange) (_ []booking.ReportMoneySum, err error) {
+	defer wrap(&err, "ReportMoney(%s..%s)", r.From, r.To)
+	return reportMoney(ctx, db.db, r)
 }
 
-func reportBookings(ctx context.Context, q querier, start, end time.Time) ([]booking.ReportBookingCount, error) {
-	start, end = start.UTC(), end.UTC()
-	rows, err := q.QueryContext(ctx, `SELECT `+quarterOf("s.start_at")+` AS q, b.status, `+lateCancel+` AS late, COUNT(*)
-		FROM t_slot s JOIN t_booking b ON b.slot_id = s.slot_id
-		WHERE s.start_at >= ? AND s.start_at < ?
-		GROUP BY q, b.status, late ORDER BY NULL`, start, start, end)
+// reportBookings counts the bookings that start in r by shop day, status and
+// late cancel.
+func reportBookings(ctx context.Context, q querier, r booking.ReportRange) ([]booking.ReportBookingCount, error) {
+	day, args := shopDaySQL("starts_at", r)
+	rows, err := q.QueryContext(ctx, `SELECT `+day+` AS d, status, late_cancel, COUNT(*) FROM t_booking
+		WHERE starts_at >= ? AND starts_at < ?
+		GROUP BY d, status, late_cancel ORDER BY NULL`, append(args, r.Start.UTC(), r.End.UTC())...)
 	if err != nil {
 		return nil, err
 	}
@@ -116,23 +101,27 @@ func reportBookings(ctx context.Context, q querier, start, end time.Time) ([]boo
 	var out []booking.ReportBookingCount
 	for rows.Next() {
 		var c booking.ReportBookingCount
-		var q int64
-		if err := rows.Scan(&q, &c.Status, &c.LateCancel, &c.N); err != nil {
+		var d int
+		if err := rows.Scan(&d, &c.Status, &c.LateCancel, &c.N); err != nil {
 			return nil, err
 		}
-		c.At = start.Add(time.Duration(q) * booking.ReportBucket)
-		out = append(out, c)
+		var ok bool
+		if c.At, ok = dayOf(r, d); ok {
+			out = append(out, c)
+		}
 	}
 	return out, rows.Err()
 }
 
-func reportMoney(ctx context.Context, q querier, start, end time.Time) ([]booking.ReportMoneySum, error) {
-	start, end = start.UTC(), end.UTC()
-	rows, err := q.QueryContext(ctx, `SELECT `+quarterOf("created_at")+` AS q,
-		SUM(IF(kind = 'deposit', amount_fen, 0)), SUM(IF(kind = 'balance', amount_fen, 0)),
-		SUM(IF(kind = 'refund', amount_fen, 0)), SUM(IF(kind = 'kept', amount_fen, 0))
+// reportMoney sums the ledger rows written in r by shop day and kind. The
+// kinds are package booking's, spelled here, never from input.
+func reportMoney(ctx context.Context, q querier, r booking.ReportRange) ([]booking.ReportMoneySum, error) {
+	day, args := shopDaySQL("created_at", r)
+	sum := func(k booking.MoneyKind) string { return `SUM(IF(kind = '` + string(k) + `', amount_fen, 0))` }
+	rows, err := q.QueryContext(ctx, `SELECT `+day+` AS d, `+sum(booking.MoneyDeposit)+`, `+sum(booking.MoneyBalance)+`,
+		`+sum(booking.MoneyRefund)+`, `+sum(booking.MoneyKept)+`
 		FROM t_money WHERE created_at >= ? AND created_at < ?
-		GROUP BY q ORDER BY NULL`, start, start, end)
+		GROUP BY d ORDER BY NULL`, append(args, r.Start.UTC(), r.End.UTC())...)
 	if err != nil {
 		return nil, err
 	}
@@ -140,41 +129,74 @@ func reportMoney(ctx context.Context, q querier, start, end time.Time) ([]bookin
 	var out []booking.ReportMoneySum
 	for rows.Next() {
 		var m booking.ReportMoneySum
-		var q int64
-		if err := rows.Scan(&q, &m.OnlineFen, &m.ShopFen, &m.RefundedFen, &m.KeptFen); err != nil {
+		var d int
+		if err := rows.Scan(&d, &m.OnlineFen, &m.ShopFen, &m.RefundedFen, &m.KeptFen); err != nil {
 			return nil, err
 		}
-		m.At = start.Add(time.Duration(q) * booking.ReportBucket)
-		out = append(out, m)
+		var ok bool
+		if m.At, ok = dayOf(r, d); ok {
+			out = append(out, m)
+		}
 	}
 	return out, rows.Err()
 }
 
-func reportCompleted(ctx context.Context, q querier, start, end time.Time) ([]booking.ReportCompleted, error) {
-	start, end = start.UTC(), end.UTC()
-	rows, err := q.QueryContext(ctx, `SELECT x.q, COALESCE(x.technician_id, 0), COALESCE(tc.name, ''), COALESCE(x.service_id, 0), COALESCE(sv.name, ''),
-			COUNT(*), COALESCE(SUM(x.minutes), 0), COALESCE(SUM(x.takings), 0)
-		FROM (SELECT `+quarterOf("s.start_at")+` AS q, b.technician_id, b.service_id, COALESCE(b.minutes, TIMESTAMPDIFF(MINUTE, s.start_at, s.end_at)) AS minutes,
-				`+bookingTakings+` AS takings
-			FROM t_slot s JOIN t_booking b ON b.slot_id = s.slot_id
-			WHERE s.start_at >= ? AND s.start_at < ? AND b.status = ?) x
-		LEFT JOIN t_technician tc ON tc.technician_id = x.technician_id
-		LEFT JOIN t_service sv ON sv.service_id = x.service_id
-		GROUP BY x.q, x.technician_id, tc.name, x.service_id, sv.name ORDER BY NULL`, start, start, end, booking.StatusCompleted)
+// completedWork is the completed bookings b of a technician's services that
+// start in the range (a seat-mode booking has neither and is in no list, so
+// it is not read).
+const completedWork = ` WHERE b.starts_at >= ? AND b.starts_at < ? AND b.status = ?
+	AND (b.technician_id IS NOT NULL OR b.service_id IS NOT NULL)`
+
+// reportCompleted reads the completed bookings of r by technician and service:
+// how many, their minutes, and (a second statement, over their ledger rows)
+// their takings: deposits and shop payments less refunds, whenever that money
+// moved (a kept row moves no money).
+func reportCompleted(ctx context.Context, q querier, r booking.ReportRange) ([]booking.ReportCompleted, error) {
+	type key struct{ tech, service int64 }
+	args := []any{r.Start.UTC(), r.End.UTC(), booking.StatusCompleted}
+	rows, err := q.QueryContext(ctx, `SELECT x.tech, COALESCE(tc.name, ''), x.service, COALESCE(sv.name, ''), x.n, x.minutes
+		FROM (SELECT COALESCE(b.technician_id, 0) AS tech, COALESCE(b.service_id, 0) AS service, COUNT(*) AS n, COALESCE(SUM(b.minutes), 0) AS minutes
+			FROM t_booking b`+completedWork+`
+			GROUP BY b.technician_id, b.service_id ORDER BY NULL) x
+		LEFT JOIN t_technician tc ON tc.technician_id = x.tech
+		LEFT JOIN t_service sv ON sv.service_id = x.service`, args...)
+	if err != nil {
+		return nil, err
+	}
+	var out []booking.ReportCompleted
+	index := map[key]int{}
+	for rows.Next() {
+		var c booking.ReportCompleted
+		if err := rows.Scan(&c.TechnicianID, &c.TechnicianName, &c.ServiceID, &c.ServiceName, &c.Completed, &c.Minutes); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		index[key{c.TechnicianID, c.ServiceID}] = len(out)
+		out = append(out, c)
+	}
+	if err := closeRows(rows); err != nil {
+		return nil, err
+	}
+	if len(out) == 0 {
+		return nil, nil
+	}
+	rows, err = q.QueryContext(ctx, `SELECT COALESCE(b.technician_id, 0), COALESCE(b.service_id, 0),
+			SUM(IF(m.kind = '`+string(booking.MoneyRefund)+`', -m.amount_fen, m.amount_fen))
+		FROM t_booking b JOIN t_money m ON m.book_id = b.book_id AND m.kind <> '`+string(booking.MoneyKept)+`'`+completedWork+`
+		GROUP BY b.technician_id, b.service_id ORDER BY NULL`, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []booking.ReportCompleted
 	for rows.Next() {
-		var c booking.ReportCompleted
-		var q int64
-		if err := rows.Scan(&q, &c.TechnicianID, &c.TechnicianName, &c.ServiceID, &c.ServiceName,
-			&c.Completed, &c.Minutes, &c.TakingsFen); err != nil {
+		var k key
+		var takings int64
+		if err := rows.Scan(&k.tech, &k.service, &takings); err != nil {
 			return nil, err
 		}
-		c.At = start.Add(time.Duration(q) * booking.ReportBucket)
-		out = append(out, c)
+		if i, ok := index[k]; ok {
+			out[i].TakingsFen = takings
+		}
 	}
 	return out, rows.Err()
 }

@@ -122,10 +122,10 @@ func (db *DB) runMove(ctx context.Context, tx *sql.Tx, p *booking.ChangePlan) er
 	// on (the plan's slot, read with the row locked): a retry of its
 	// reservation is answered from it (findByIdemKey), never from the audit
 	// trail, which retention deletes.
-	res, err := tx.ExecContext(ctx, `UPDATE t_booking SET first_slot_id = COALESCE(first_slot_id, ?), slot_id = ?,
+	res, err := tx.ExecContext(ctx, `UPDATE t_booking SET first_slot_id = COALESCE(first_slot_id, ?), slot_id = ?, starts_at = ?,
 			technician_id = COALESCE(?, technician_id),
 			reschedules = reschedules + ?, checkin_day = NULL, checkin_code = NULL, updated_at = UTC_TIMESTAMP(6)
-		WHERE book_id = ? AND status = ?`, p.SlotID, m.ToSlotID, toTech, count, p.BookingID, p.From)
+		WHERE book_id = ? AND status = ?`, p.SlotID, m.ToSlotID, m.NewStart.UTC(), toTech, count, p.BookingID, p.From)
 	if err != nil {
 		return err
 	}
@@ -141,7 +141,7 @@ func (db *DB) runMove(ctx context.Context, tx *sql.Tx, p *booking.ChangePlan) er
 			m.ToSpan.Start.UTC().Format("2006-01-02 15:04 UTC"))
 	}
 	if err := insertAudit(ctx, tx, booking.AuditRecord{
-		BookingID: p.BookingID, SlotID: m.ToSlotID, FromSlotID: p.SlotID, Event: p.Event,
+		BookingID: p.BookingID, SlotID: m.ToSlotID, Event: p.Event,
 		FromStatus: int(p.From), ToStatus: int(p.To), Actor: p.AuditActor(), Reason: reason,
 	}); err != nil {
 		return err

@@ -221,8 +221,8 @@ func (db *DB) trySpans(ctx context.Context, spans []booking.Span, book func(tx *
 }
 
 // insertServiceBooking writes a new booking of service svc as plan says: its
-// first cell, status and amount (the hold), the service, technician, full
-// price and length. The salon's walk-in: no WeChat order number, no
+// first cell and its start, status and amount (the hold), the service,
+// technician, full price and length. The salon's walk-in: no WeChat order number, no
 // idempotency key (a reservation's row is written by salon_reserve_span).
 // The unique keys refuse a customer's second unfinished booking
 // (ACTIVE_BOOKING_EXISTS).
@@ -232,10 +232,10 @@ func insertServiceBooking(ctx context.Context, tx *sql.Tx, plan *booking.ChangeP
 	}
 	hold := plan.Hold
 	res, err := tx.ExecContext(ctx, `INSERT INTO t_booking (slot_id, openid, customer_id, status, amount_fen, idem_key, lock_expire,
-			created_at, updated_at, service_id, technician_id, price_fen, minutes)
-		VALUES (?, ?, ?, ?, ?, NULL, ?, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6), ?, ?, ?, ?)`,
+			created_at, updated_at, service_id, technician_id, price_fen, minutes, starts_at)
+		VALUES (?, ?, ?, ?, ?, NULL, ?, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6), ?, ?, ?, ?, ?)`,
 		plan.SlotID, openid, customerID, hold.Status, hold.AmountFen, hold.LockExpire,
-		svc.ID, plan.Span.TechnicianID, svc.PriceFen, plan.Span.Minutes())
+		svc.ID, plan.Span.TechnicianID, svc.PriceFen, plan.Span.Minutes(), plan.Span.Start.UTC())
 	if k := dupKey(err); k == "uk_booking_active" || k == "uk_booking_customer_active" || k == "uk_booking_idem" {
 		return 0, booking.Errorf(booking.EACTIVEBOOKINGEXISTS, "insert: duplicate %s", k)
 	} else if err != nil {

@@ -115,6 +115,11 @@ func (db *DB) runPlan(ctx context.Context, tx *sql.Tx, p *booking.ChangePlan) er
 		set += `, refund_status = ?, refund_fen = COALESCE(paid_fen, amount_fen), refund_no = ?, refund_next_at = UTC_TIMESTAMP(6)`
 		args = append(args, booking.RefundPending, booking.OutRefundNo(p.BookingID))
 	}
+	if p.LateCancel {
+		// The fact the owner's report counts, on the booking itself: its
+		// audit record may be deleted by retention.
+		set += `, late_cancel = 1`
+	}
 	args = append(args, p.BookingID, p.From)
 	where := ` WHERE book_id = ? AND status = ?`
 

@@ -142,8 +142,8 @@ func TestStatusListsMatchTheDomain(t *testing.T) {
 	slot := mysqltest.AddSlot(t, db, 24*time.Hour, 50, 5000)
 	for st := booking.Status(0); st <= 5; st++ {
 		openid := fmt.Sprintf("o-status-%d", st)
-		if _, err := db.SQL().Exec(`INSERT INTO t_booking (slot_id, openid, status, amount_fen, lock_expire, created_at, updated_at)
-			VALUES (?, ?, ?, 5000, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))`, slot, openid, st); err != nil {
+		if _, err := db.SQL().Exec(`INSERT INTO t_booking (slot_id, openid, status, amount_fen, lock_expire, created_at, updated_at, starts_at)
+			SELECT slot_id, ?, ?, 5000, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6), UTC_TIMESTAMP(6), start_at FROM t_slot WHERE slot_id = ?`, openid, st, slot); err != nil {
 			t.Fatal(err)
 		}
 		var active *string

@@ -217,9 +217,9 @@ func (db *DB) offerSeats(ctx context.Context, tx *sql.Tx, slotID int64, n int) e
 			return err
 		}
 		hold := *plan.Hold
-		res, err := tx.ExecContext(ctx, `INSERT INTO t_booking (slot_id, openid, status, amount_fen, lock_expire, created_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))`,
-			slotID, w.OpenID, hold.Status, hold.AmountFen, hold.LockExpire)
+		res, err := tx.ExecContext(ctx, `INSERT INTO t_booking (slot_id, openid, status, amount_fen, lock_expire, created_at, updated_at, starts_at)
+			VALUES (?, ?, ?, ?, ?, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6), ?)`,
+			slotID, w.OpenID, hold.Status, hold.AmountFen, hold.LockExpire, slot.StartAt.UTC())
 		if dupKey(err) == "uk_booking_active" {
 			// The customer reserved elsewhere a moment ago: passed over, keeps the place.
 			passed[w.EntryID] = true

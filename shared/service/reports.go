@@ -19,8 +19,7 @@ type Reports struct {
 // ReportsStore is what Reports ask of the store.
 type ReportsStore interface {
 	ReportFacts(ctx context.Context, r booking.ReportRange) (booking.ReportFacts, error)
-	KeepReportDays(ctx context.Context, r booking.ReportRange, f booking.ReportFacts) error
-	ReportMoney(ctx context.Context, start, end time.Time) ([]booking.ReportMoneySum, error)
+	ReportMoney(ctx context.Context, r booking.ReportRange) ([]booking.ReportMoneySum, error)
 	ReportLines(ctx context.Context, start, end time.Time) ([]booking.ReportLine, error)
 	AttachCustomers(ctx context.Context, bs []*booking.Booking) error
 }
@@ -39,11 +38,6 @@ func (s *Reports) Report(ctx context.Context, from, to string) (*booking.Report,
 	facts, err := s.store.ReportFacts(ctx, r)
 	if err != nil {
 		return nil, err
-	}
-	// The ended days read afresh are kept for the next report; a failure
-	// costs that report time, never a figure.
-	if err := s.store.KeepReportDays(ctx, r, facts); err != nil {
-		s.logger(ctx).Warn("report days not kept", "from", r.From, "to", r.To, "err", err.Error())
 	}
 	rep := booking.BuildReport(r, facts)
 	return &rep, nil
@@ -85,7 +79,7 @@ func (s *Reports) DayTakings(ctx context.Context, date string) (booking.ReportDa
 	if err != nil {
 		return booking.ReportDay{}, err
 	}
-	money, err := s.store.ReportMoney(ctx, r.Start, r.End)
+	money, err := s.store.ReportMoney(ctx, r)
 	if err != nil {
 		return booking.ReportDay{}, err
 	}

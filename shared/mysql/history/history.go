@@ -191,7 +191,7 @@ func newGen(spec Spec) *gen {
 		bookings: newTable("t_booking", "book_id", "slot_id", "openid", "customer_id", "status", "amount_fen", "out_trade_no", "idem_key",
 			"lock_expire", "transaction_id", "paid_fen", "paid_at", "refund_status", "refund_fen", "refund_no", "refund_id", "refunded_at",
 			"refund_requested_at", "refund_next_at", "created_at", "updated_at", "checkin_day", "checkin_code", "reschedules",
-			"service_id", "technician_id", "price_fen", "minutes"),
+			"service_id", "technician_id", "price_fen", "minutes", "starts_at"),
 		seats: newTable("t_booking_slot", "book_id", "slot_id"),
 		audit: newTable("t_audit", "audit_id", "book_id", "slot_id", "event", "from_status", "to_status", "actor", "reason", "created_at", "shipped_at"),
 		notifications: newTable("t_notification", "notification_id", "book_id", "kind", "openid", "status", "attempts", "next_at",
@@ -448,7 +448,7 @@ func (g *gen) booking(slot int64, start time.Time, price int64, past, holds bool
 	}
 	g.bookings.rows <- []any{id, slot, openid, customer, int(status), amount, tradeNo, idem, lockExpire, txID, paidFen, paidAtV,
 		refundStatus, refundFen, refundNo, refundID, refundedAt, refundReq, refundNext, createdAt, updated, checkinDay, checkinCode, 0,
-		serviceID, techID, fullPrice, minutes}
+		serviceID, techID, fullPrice, minutes, start}
 	if status.HoldsSeat() {
 		for _, cell := range seats {
 			g.seats.rows <- []any{id, cell} // the seats it holds (shared/mysql's invariant)

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"salon/shared/booking"
 	"salon/shared/mysql"
 )
 
@@ -23,7 +24,9 @@ type LedgerRow struct {
 // AddLedgerRows writes ledger rows with plain INSERTs, as the transactions
 // that own them write them: a test's fixture of the table for the reads
 // that sum it. WeChat's numbers are the booking's order number and made-up
-// refund numbers; the actor is who writes such a row.
+// refund numbers; the actor is who writes such a row. A kept row of a
+// cancelled booking marks its cancel late, as the late cancel that keeps a
+// deposit does (t_booking.late_cancel).
 func AddLedgerRows(tb testing.TB, db *mysql.DB, rows ...LedgerRow) {
 	tb.Helper()
 	for _, r := range rows {
@@ -48,6 +51,12 @@ func AddLedgerRows(tb testing.TB, db *mysql.DB, rows ...LedgerRow) {
 			SELECT book_id, ?, ?, ?, IF(? = 'balance', NULL, out_trade_no), ?, ?, ? FROM t_booking WHERE book_id = ?`,
 			r.Kind, r.AmountFen, method, r.Kind, refundNo, actor, r.At.UTC(), r.BookingID); err != nil {
 			tb.Fatalf("ledger row %+v: %v", r, err)
+		}
+		if r.Kind == "kept" {
+			if _, err := db.SQL().Exec(`UPDATE t_booking SET late_cancel = 1 WHERE book_id = ? AND status = ?`,
+				r.BookingID, booking.StatusCancelled); err != nil {
+				tb.Fatalf("ledger row %+v: %v", r, err)
+			}
 		}
 	}
 }

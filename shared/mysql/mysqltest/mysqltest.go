@@ -215,12 +215,17 @@ func ExpireHold(tb testing.TB, db *mysql.DB, bookingID int64) {
 
 // SlotStarts moves a slot in time so that it started `ago` before now by the
 // database's clock (negative: it starts that far ahead), lasting 90 minutes, as
-// if time had passed. Tests use it instead of waiting for an appointment.
+// if time had passed; its bookings start with it (t_booking.starts_at). Tests
+// use it instead of waiting for an appointment.
 func SlotStarts(tb testing.TB, db *mysql.DB, slotID int64, ago time.Duration) {
 	tb.Helper()
 	if _, err := db.SQL().Exec(`UPDATE t_slot SET start_at = UTC_TIMESTAMP() - INTERVAL ? MICROSECOND,
 		end_at = UTC_TIMESTAMP() - INTERVAL ? MICROSECOND + INTERVAL 90 MINUTE WHERE slot_id = ?`,
 		ago.Microseconds(), ago.Microseconds(), slotID); err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := db.SQL().Exec(`UPDATE t_booking b JOIN t_slot s ON s.slot_id = b.slot_id SET b.starts_at = s.start_at
+		WHERE s.slot_id = ?`, slotID); err != nil {
 		tb.Fatal(err)
 	}
 }
