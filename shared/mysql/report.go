@@ -26,7 +26,10 @@ var reportSnapshot = &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly
 // index in range r (0 is r.From): the days between r.From and the date of col
 // plus the shop zone's offset at that instant (booking.ReportRange.Offsets:
 // one offset, or a CASE over the daylight-saving changes of the range), with
-// its arguments. col is the store's own column name, never input.
+// its arguments. The days are TO_DAYS' (the day number of a date, in the
+// proleptic Gregorian calendar, as Go's): a difference of two, the second a
+// constant, costs less a row than DATEDIFF. col is the store's own column
+// name, never input.
 func shopDaySQL(col string, r booking.ReportRange) (string, []any) {
 	offs := r.Offsets()
 	var off strings.Builder
@@ -43,7 +46,7 @@ func shopDaySQL(col string, r booking.ReportRange) (string, []any) {
 		off.WriteString(" ELSE ? END")
 		args = append(args, offs[len(offs)-1].Seconds)
 	}
-	return "DATEDIFF(" + col + " + INTERVAL " + off.String() + " SECOND, ?)", append(args, r.From)
+	return "TO_DAYS(" + col + " + INTERVAL " + off.String() + " SECOND) - TO_DAYS(?)", append(args, r.From)
 }
 
 // dayOf is the range's day of a shop-day index from shopDaySQL, as the
