@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"time"
 
@@ -18,20 +17,7 @@ type Growth struct {
 	Sizes []GrowthSize `json:"sizes"`
 	Ops   []GrowthOp   `json:"operations"`
 	Reps  int          `json:"reps"`
-	// Reports are the owner's report over its ranges, per size, and Floors
-	// the same sums by bare grouped statements over the same rows: the
-	// report's cost grows with its range, so it is judged against the floor
-	// (floorTarget), not against the empty schema.
-	Reports []GrowthOp `json:"reports,omitempty"`
-	Floors  []GrowthOp `json:"floors,omitempty"`
 }
-
-// reportRanges are the owner's report's ranges the growth scenario measures,
-// in days, to today; floorTarget: the longest at most this many times its
-// floor at p50 on every history.
-var reportRanges = []int{31, 366}
-
-const floorTarget = 1.3
 
 // GrowthSize is one database: its history and how long it took to load.
 type GrowthSize struct {
@@ -60,31 +46,33 @@ func (b *bench) growthRun() {
 	b.res.Growth = g
 }
 
-func (b *bench) growth() (*Growth, error) {
+// historyDB is one database of the scenarios that measure on histories: its
+// fixture and its store.
+type historyDB struct {
+	f     *fixture
+	store *mysql.DB
+}
+
+// loadHistories makes a fresh database for each size (empty: the schedule
+// ahead only; a salon's three years; a chain's, with -chain) and loads its
+// history, logging as scenario; the databases are the caller's to close
+// (closeHistories), also when it fails.
+func (b *bench) loadHistories(scenario string) ([]GrowthSize, []historyDB, error) {
 	ctx := b.ctx
-	type db struct {
-		f     *fixture
-		store *mysql.DB
-	}
 	sizes := []GrowthSize{{Name: "empty", Scale: 0}, {Name: "salon", Scale: 1}}
 	if b.opts.chain > 0 {
 		sizes = append(sizes, GrowthSize{Name: fmt.Sprintf("chain (%dx)", b.opts.chain), Scale: b.opts.chain})
 	}
-	var dbs []db
-	defer func() {
-		for _, d := range dbs {
-			d.f.close()
-		}
-	}()
+	var dbs []historyDB
 	for i := range sizes {
 		f, err := newFixture(ctx, b.dsn, 4)
 		if err != nil {
-			return nil, err
+			return sizes, dbs, err
 		}
-		dbs = append(dbs, db{f, f.store})
+		dbs = append(dbs, historyDB{f, f.store})
 		now, err := f.store.Now(ctx)
 		if err != nil {
-			return nil, err
+			return sizes, dbs, err
 		}
 		spec := history.Salon(now, 24)
 		if sizes[i].Scale == 0 {
@@ -94,10 +82,26 @@ func (b *bench) growth() (*Growth, error) {
 		}
 		c, err := history.Load(ctx, f.raw, spec)
 		if err != nil {
-			return nil, fmt.Errorf("%s history: %w", sizes[i].Name, err)
+			return sizes, dbs, fmt.Errorf("%s history: %w", sizes[i].Name, err)
 		}
 		sizes[i].Counts = c
-		b.logf("growth: %s: %v", sizes[i].Name, c)
+		b.logf("%s: %s: %v", scenario, sizes[i].Name, c)
+	}
+	return sizes, dbs, nil
+}
+
+func closeHistories(dbs []historyDB) {
+	for _, d := range dbs {
+		d.f.close()
+	}
+}
+
+func (b *bench) growth() (*Growth, error) {
+	ctx := b.ctx
+	sizes, dbs, err := b.loadHistories("growth")
+	defer closeHistories(dbs)
+	if err != nil {
+		return nil, err
 	}
 	reps := 30
 	if b.prof.Name == "full" {
@@ -127,228 +131,7 @@ func (b *bench) growth() (*Growth, error) {
 		}
 		g.Ops = append(g.Ops, op)
 	}
-	// The owner's report over the last 31 and 366 shop days to today, and
-	// its floor, interleaved as above (which of the two goes first
-	// alternates by round).
-	reportSamples := make([][][]time.Duration, len(reportRanges))
-	floorSamples := make([][][]time.Duration, len(reportRanges))
-	for k := range reportRanges {
-		reportSamples[k], floorSamples[k] = make([][]time.Duration, len(sizes)), make([][]time.Duration, len(sizes))
-	}
-	for i, d := range dbs {
-		for _, days := range reportRanges {
-			if err := reportMatchesFloor(ctx, d.store, days); err != nil {
-				return g, fmt.Errorf("%s, %d days: %w", sizes[i].Name, days, err)
-			}
-		}
-	}
-	for rep := range reps {
-		for i, d := range dbs {
-			for k, days := range reportRanges {
-				timed := []func() (time.Duration, error){
-					func() (time.Duration, error) { took, _, err := ownersReport(ctx, d.store, days); return took, err },
-					func() (time.Duration, error) { took, _, err := reportFloor(ctx, d.store, days); return took, err },
-				}
-				for j := range timed {
-					which := (j + rep) % 2
-					took, err := timed[which]()
-					if err != nil {
-						return g, fmt.Errorf("%s, %d days: %w", sizes[i].Name, days, err)
-					}
-					if which == 0 {
-						reportSamples[k][i] = append(reportSamples[k][i], took)
-					} else {
-						floorSamples[k][i] = append(floorSamples[k][i], took)
-					}
-				}
-			}
-		}
-	}
-	for k, days := range reportRanges {
-		op := GrowthOp{Name: fmt.Sprintf("GET /admin/reports, %d days (ReportFacts, BuildReport)", days)}
-		floor := GrowthOp{Name: fmt.Sprintf("floor, %d days (bare grouped statements)", days)}
-		for i := range sizes {
-			op.P50 = append(op.P50, summarise(reportSamples[k][i]).P50)
-			floor.P50 = append(floor.P50, summarise(floorSamples[k][i]).P50)
-		}
-		g.Reports, g.Floors = append(g.Reports, op), append(g.Floors, floor)
-	}
 	return g, nil
-}
-
-// reportShop is the zone of the reports' shop days: the history's shop,
-// Asia/Shanghai (no daylight saving, so the floor may add 8 hours).
-var reportShop = time.FixedZone("CST", 8*3600)
-
-// reportSums are the figures the report and its floor both give, summed
-// over the range: to hold the floor to the same sums.
-type reportSums struct {
-	Bookings, Completed, NoShows, Cancelled, LateCancels int
-	OnlineFen, ShopFen, RefundedFen, KeptFen, TakingsFen int64
-	TechMinutes                                          int
-}
-
-// reportRangeOf is the last days shop days to today by store's clock.
-func reportRangeOf(ctx context.Context, store *mysql.DB, days int) (booking.ReportRange, error) {
-	now, err := store.Now(ctx)
-	if err != nil {
-		return booking.ReportRange{}, err
-	}
-	today := now.In(reportShop)
-	return booking.ParseReportRange(today.AddDate(0, 0, 1-days).Format(time.DateOnly), today.Format(time.DateOnly), reportShop)
-}
-
-// ownersReport is the owner's report of the last days shop days as its route
-// makes it, less the HTTP: the store's sums in one snapshot (ReportFacts)
-// and package booking's arithmetic (BuildReport); timed from the range
-// parsed to the report built.
-func ownersReport(ctx context.Context, store *mysql.DB, days int) (time.Duration, reportSums, error) {
-	r, err := reportRangeOf(ctx, store, days)
-	if err != nil {
-		return 0, reportSums{}, err
-	}
-	start := time.Now()
-	f, err := store.ReportFacts(ctx, r)
-	if err != nil {
-		return 0, reportSums{}, err
-	}
-	rep := booking.BuildReport(r, f)
-	took := time.Since(start)
-	t := rep.Total
-	sums := reportSums{Bookings: t.Bookings, Completed: t.Completed, NoShows: t.NoShows, Cancelled: t.Cancelled, LateCancels: t.LateCancels,
-		OnlineFen: t.OnlineFen, ShopFen: t.ShopFen, RefundedFen: t.RefundedFen, KeptFen: t.KeptFen}
-	for _, w := range rep.Technicians {
-		sums.TakingsFen += w.TakingsFen
-		sums.TechMinutes += w.Minutes
-	}
-	return took, sums, nil
-}
-
-// reportFloor is the floor of the owner's report: the same sums from the
-// same rows by the barest grouped statements, one after the other on the
-// pool, no transaction: the bookings by shop day (the instant plus eight
-// hours), status and late cancel; the ledger rows by shop day and kind; the
-// technicians' completed bookings by technician and service; their ledger
-// rows by technician, service and kind. Every group is read from the wire;
-// the sums are added up in Go.
-func reportFloor(ctx context.Context, store *mysql.DB, days int) (time.Duration, reportSums, error) {
-	r, err := reportRangeOf(ctx, store, days)
-	if err != nil {
-		return 0, reportSums{}, err
-	}
-	db := store.SQL()
-	var sums reportSums
-	from, to := r.Start, r.End
-	start := time.Now()
-	each := func(q string, scan func(*sql.Rows) error, args ...any) error {
-		rows, err := db.QueryContext(ctx, q, args...)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			if err := scan(rows); err != nil {
-				return err
-			}
-		}
-		return rows.Err()
-	}
-	err = each(`SELECT DATE(starts_at + INTERVAL 8 HOUR) AS d, status, late_cancel, COUNT(*) FROM t_booking
-		WHERE starts_at >= ? AND starts_at < ? GROUP BY d, status, late_cancel ORDER BY NULL`, func(rows *sql.Rows) error {
-		var d time.Time
-		var status booking.Status
-		var late bool
-		var n int
-		if err := rows.Scan(&d, &status, &late, &n); err != nil {
-			return err
-		}
-		switch status {
-		case booking.StatusExpired:
-			return nil
-		case booking.StatusCompleted:
-			sums.Completed += n
-		case booking.StatusNoShow:
-			sums.NoShows += n
-		case booking.StatusCancelled:
-			sums.Cancelled += n
-			if late {
-				sums.LateCancels += n
-			}
-		}
-		sums.Bookings += n
-		return nil
-	}, from, to)
-	if err == nil {
-		err = each(`SELECT DATE(created_at + INTERVAL 8 HOUR) AS d, kind, SUM(amount_fen) FROM t_money
-			WHERE created_at >= ? AND created_at < ? GROUP BY d, kind ORDER BY NULL`, func(rows *sql.Rows) error {
-			var d time.Time
-			var kind booking.MoneyKind
-			var fen int64
-			if err := rows.Scan(&d, &kind, &fen); err != nil {
-				return err
-			}
-			switch kind {
-			case booking.MoneyDeposit:
-				sums.OnlineFen += fen
-			case booking.MoneyBalance:
-				sums.ShopFen += fen
-			case booking.MoneyRefund:
-				sums.RefundedFen += fen
-			case booking.MoneyKept:
-				sums.KeptFen += fen
-			}
-			return nil
-		}, from, to)
-	}
-	if err == nil {
-		err = each(`SELECT technician_id, service_id, COUNT(*), SUM(minutes) FROM t_booking
-			WHERE starts_at >= ? AND starts_at < ? AND status = ? AND technician_id IS NOT NULL
-			GROUP BY technician_id, service_id ORDER BY NULL`, func(rows *sql.Rows) error {
-			var tech, service int64
-			var n, minutes int
-			if err := rows.Scan(&tech, &service, &n, &minutes); err != nil {
-				return err
-			}
-			sums.TechMinutes += minutes
-			return nil
-		}, from, to, booking.StatusCompleted)
-	}
-	if err == nil {
-		err = each(`SELECT b.technician_id, b.service_id, m.kind, SUM(m.amount_fen) FROM t_booking b JOIN t_money m ON m.book_id = b.book_id
-			WHERE b.starts_at >= ? AND b.starts_at < ? AND b.status = ? AND b.technician_id IS NOT NULL
-			GROUP BY b.technician_id, b.service_id, m.kind ORDER BY NULL`, func(rows *sql.Rows) error {
-			var tech, service, fen int64
-			var kind booking.MoneyKind
-			if err := rows.Scan(&tech, &service, &kind, &fen); err != nil {
-				return err
-			}
-			switch kind {
-			case booking.MoneyDeposit, booking.MoneyBalance:
-				sums.TakingsFen += fen
-			case booking.MoneyRefund:
-				sums.TakingsFen -= fen
-			}
-			return nil
-		}, from, to, booking.StatusCompleted)
-	}
-	return time.Since(start), sums, err
-}
-
-// reportMatchesFloor holds the floor to the report: the same sums on store
-// over the last days shop days, or an error saying where they differ.
-func reportMatchesFloor(ctx context.Context, store *mysql.DB, days int) error {
-	_, got, err := ownersReport(ctx, store, days)
-	if err != nil {
-		return err
-	}
-	_, floor, err := reportFloor(ctx, store, days)
-	if err != nil {
-		return err
-	}
-	if got != floor {
-		return fmt.Errorf("the report's sums %+v, its floor's %+v", got, floor)
-	}
-	return nil
 }
 
 // growthRound runs each measured operation once on store: what each route and
@@ -605,54 +388,6 @@ func (p *page) growthSection() {
 		p.w(" %s |\n", yesNo(worst <= growthTarget))
 	}
 	p.w("\n")
-	p.reportGrowth()
-}
-
-// reportGrowth writes the owner's report's medians beside its floor's: per
-// range and database, the report against its floor on each.
-func (p *page) reportGrowth() {
-	g := p.res.Growth
-	if len(g.Reports) != len(reportRanges) || len(g.Floors) != len(reportRanges) {
-		return
-	}
-	last := len(reportRanges) - 1
-	p.w("The owner's report (`ReportFacts`, its sums from the bookings and the ledger in one read-only snapshot, and `BuildReport`) over the last %d and %d shop days to today, beside its floor: the same sums from the same rows by the barest grouped statements (the bookings by shop day, status and late cancel; the ledger by shop day and kind; the technicians' completed bookings and their ledger rows by technician and service), run one after the other without a transaction; both read to the last row, and their sums checked equal before the rounds. %d rounds interleaved as above, the two alternating which goes first, medians (ms). Target: the %d-day report at most %.1f times its floor on every history.\n\n",
-		reportRanges[0], reportRanges[last], g.Reps, reportRanges[last], floorTarget)
-	p.w("| report |")
-	for _, s := range g.Sizes {
-		p.w(" %s p50 ms |", s.Name)
-	}
-	p.w("\n|")
-	for range 1 + len(g.Sizes) {
-		p.w(" --- |")
-	}
-	p.w("\n")
-	for k := range reportRanges {
-		for _, op := range []GrowthOp{g.Reports[k], g.Floors[k]} {
-			p.w("| %s |", op.Name)
-			for _, v := range op.P50 {
-				p.w(" %.3f |", v)
-			}
-			p.w("\n")
-		}
-	}
-	for k, days := range reportRanges {
-		p.w("| report / floor, %d days |", days)
-		for i := range g.Sizes {
-			r := g.Reports[k].P50[i] / g.Floors[k].P50[i]
-			met := ""
-			if k == last {
-				met = " " + yesNo(r <= floorTarget)
-			}
-			p.w(" %.2fx%s |", r, met)
-		}
-		p.w("\n")
-	}
-	p.w("| report, %d days / %d days |", reportRanges[last], reportRanges[0])
-	for i := range g.Sizes {
-		p.w(" %.2fx |", g.Reports[last].P50[i]/g.Reports[0].P50[i])
-	}
-	p.w("\n\n")
 }
 
 func yesNo(ok bool) string {

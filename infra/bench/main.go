@@ -95,6 +95,8 @@ type Results struct {
 	Payments  *Payments     `json:"payments,omitempty"`
 	Budget    *Budget       `json:"connection_budget,omitempty"`
 	Growth    *Growth       `json:"growth,omitempty"`
+	// Reports is the owner's report beside its floor (reports.go).
+	Reports *ReportBench `json:"reports,omitempty"`
 	// Technicians is the technician scenario's runs (technicians.go).
 	Technicians []TechRun         `json:"technicians,omitempty"`
 	Targets     []Target          `json:"targets"`
@@ -157,6 +159,7 @@ func run(opts options) error {
 	b.scenarioWithBinaries("budget", b.budgetRun)
 	b.scenario("payments", b.paymentsRun)
 	b.scenario("growth", b.growthRun)
+	b.scenario("reports", b.reportsRun)
 	return b.report()
 }
 
@@ -186,13 +189,13 @@ func parseFlags() options {
 	flag.IntVar(&o.reps, "reps", 0, "override the profile's repetitions of each throughput cell")
 	flag.DurationVar(&o.cell, "cell", 0, "override the profile's duration of a throughput cell")
 	flag.StringVar(&o.contenders, "contenders", "", "comma-separated contender names to keep (default all)")
-	flag.StringVar(&o.only, "only", "", "comma-separated scenarios to run (burst,throughput,soldout,technicians,e2e,cold,budget,payments,growth); default all")
+	flag.StringVar(&o.only, "only", "", "comma-separated scenarios to run (burst,throughput,soldout,technicians,e2e,cold,budget,payments,growth,reports); default all")
 	flag.DurationVar(&o.delay, "delay", 250*time.Microsecond, "one-way delay of the second network every contender is also measured on (0: direct only)")
 	flag.BoolVar(&o.private, "private", false, "measure on a private mariadbd the tool starts (own port and data directory, server defaults) instead of MYSQL_DSN's server, so the server's counters and CPU are this run's alone")
 	flag.BoolVar(&o.rerender, "rerender", false, "measure nothing: judge the targets and write BENCHMARKS.md again from the results.json in -out (the charts stay as drawn)")
 	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write this process's CPU profile (go tool pprof) to the file")
 	flag.BoolVar(&o.statements, "statements", false, "with -private: turn on performance_schema and write the server's statement digests (time, rows, lock time per statement shape) to statements.txt beside the report")
-	flag.IntVar(&o.chain, "chain", -1, "the growth scenario's chain-sized history, in salons (0 leaves it out; default 100 in the full profile, 0 in -quick)")
+	flag.IntVar(&o.chain, "chain", -1, "the growth and reports scenarios' chain-sized history, in salons (0 leaves it out; default 100 in the full profile, 0 in -quick)")
 	flag.StringVar(&o.proxy, "proxy", "", "run as the latency proxy for name=host:port,... (started by the tool itself)")
 	flag.Parse()
 	if o.chain < 0 {

@@ -30,6 +30,7 @@ func markdown(res *Results, charts []string) string {
 	p.gatewayOverhead()
 	p.payments()
 	p.growthSection()
+	p.reportsSection()
 	p.contenders()
 	return p.String()
 }

@@ -191,6 +191,7 @@ func targets(res *Results) []Target {
 	}
 	ts = append(ts, ov)
 	ts = append(ts, techTargets(res)...)
+	ts = append(ts, reportsTarget(res))
 	for i := range ts {
 		ts[i].Verdict = "NOT MET"
 		if ts[i].Met {
