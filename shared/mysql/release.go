@@ -202,26 +202,39 @@ func (db *DB) FindDrift(ctx context.Context) (_ []booking.SlotDrift, err error) 
 	if err := closeRows(rows); err != nil {
 		return nil, err
 	}
-	// Each overlapping pair once: o starts inside s (equal starts cannot
-	// both exist, uk_slot_start). A range of uk_slot_start per cell; a cell
-	// is at most an hour, so one that started a day ago has ended.
+	// Each overlapping pair once: a cell that starts inside an earlier one
+	// of hers, the earlier not yet ended. One range of idx_slot_start (a
+	// cell is at most an hour, so one that started a day ago has ended),
+	// walked in Go by technician and start: a join of t_slot with itself
+	// read every cell of her history for each of her future ones (5.7 s a
+	// call on three years of history: its range depends on the outer row).
 	rows, err = db.db.QueryContext(ctx, `
-		SELECT s.slot_id, s.booked, s.capacity, o.slot_id
-		FROM t_slot s
-		JOIN t_slot o ON o.technician_key = s.technician_key AND o.start_at > s.start_at AND o.start_at < s.end_at
-		WHERE s.technician_key <> 0 AND s.start_at > UTC_TIMESTAMP(6) - INTERVAL 1 DAY AND s.end_at > UTC_TIMESTAMP(6)
-		ORDER BY s.slot_id, o.slot_id`)
+		SELECT slot_id, technician_key, start_at, end_at, booked, capacity, end_at > UTC_TIMESTAMP(6)
+		FROM t_slot FORCE INDEX (idx_slot_start)
+		WHERE start_at > UTC_TIMESTAMP(6) - INTERVAL 1 DAY AND technician_key <> 0
+		ORDER BY technician_key, start_at`)
 	if err != nil {
 		return nil, err
 	}
+	type cell struct {
+		id, tech         int64
+		start, end       time.Time
+		booked, capacity int
+		notEnded         bool
+	}
+	var reach cell // her cell that reaches furthest so far
 	for rows.Next() {
-		var d booking.SlotDrift
-		if err := rows.Scan(&d.SlotID, &d.Booked, &d.Capacity, &d.Overlaps); err != nil {
+		var c cell
+		if err := rows.Scan(&c.id, &c.tech, &c.start, &c.end, &c.booked, &c.capacity, &c.notEnded); err != nil {
 			rows.Close()
 			return nil, err
 		}
-		d.Holding = d.Booked // the counter is not what is wrong
-		out = append(out, d)
+		if c.tech == reach.tech && c.start.Before(reach.end) && reach.notEnded {
+			out = append(out, booking.SlotDrift{SlotID: reach.id, Booked: reach.booked, Holding: reach.booked, Capacity: reach.capacity, Overlaps: c.id})
+		}
+		if c.tech != reach.tech || c.end.After(reach.end) {
+			reach = c
+		}
 	}
 	return out, closeRows(rows)
 }
