@@ -5,10 +5,9 @@ package main
 
 import (
 	"salon/shared/apigw"
-	"salon/shared/handler"
 	"salon/shared/instance"
 )
 
 func main() {
-	apigw.Start(handler.Release(&instance.Env{}))
+	apigw.Start(instance.Release(&instance.Env{}))
 }

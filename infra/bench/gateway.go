@@ -21,7 +21,6 @@ import (
 
 	"salon/infra/localgw"
 	"salon/infra/scfhost"
-	"salon/shared/handler"
 	"salon/shared/instance"
 	"salon/shared/mysql"
 	"salon/shared/session"
@@ -465,7 +464,7 @@ func gatewayOverhead(ctx context.Context, p *platform, dsn, date string, blocks,
 	}
 	env := functionEnv(dsn)
 	e := &instance.Env{Getenv: func(k string) string { return env[k] }, Log: slog.New(slog.NewJSONHandler(io.Discard, nil)), AuditOut: io.Discard}
-	rt := handler.SlotsRouter(e)
+	rt := instance.SlotsRouter(e)
 	defer func() {
 		e.Close()
 	}()

@@ -1,4 +1,4 @@
-package handler
+package handler_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"salon/shared/apigw"
 	"salon/shared/booking"
 	"salon/shared/cls"
+	"salon/shared/instance"
 	"salon/shared/service"
 )
 
@@ -123,7 +124,7 @@ func (s *system) signInFrom(source, name, password string) apigw.Response {
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	resp, err := AdminRouter(s.apiEnv).Invoke(context.Background(), raw)
+	resp, err := instance.AdminRouter(s.apiEnv).Invoke(context.Background(), raw)
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -186,7 +187,7 @@ func (s *system) loginPageFor(name, password string) string {
 func FuzzConsoleSignIn(f *testing.F) {
 	e, svc, store := fuzzFunctions(f)
 	createStaff(f, svc, "小美", booking.RoleStaff)
-	admin := AdminRouter(e)
+	admin := instance.AdminRouter(e)
 	accounts := func() string {
 		var n, hashes string
 		if err := store.SQL().QueryRow(`SELECT COUNT(*), COALESCE(GROUP_CONCAT(password_hash, disabled, updated_at ORDER BY staff_id), '') FROM t_staff`).Scan(&n, &hashes); err != nil {

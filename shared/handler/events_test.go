@@ -1,4 +1,4 @@
-package handler
+package handler_test
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 
 	"salon/shared/apigw"
 	"salon/shared/booking"
+	"salon/shared/instance"
 	"salon/shared/mysql/mysqltest"
 	"salon/shared/wxlogin/wxloginsim"
 )
@@ -70,19 +71,19 @@ func (s *system) invokeRaw(fn string, raw []byte) (int, string) {
 	var h func(context.Context, json.RawMessage) (apigw.Response, error)
 	switch fn {
 	case "slots":
-		h = SlotsRouter(s.apiEnv).Invoke
+		h = instance.SlotsRouter(s.apiEnv).Invoke
 	case "login":
-		h = LoginRouter(s.apiEnv).Invoke
+		h = instance.LoginRouter(s.apiEnv).Invoke
 	case "reserve":
-		h = ReserveRouter(s.apiEnv).Invoke
+		h = instance.ReserveRouter(s.apiEnv).Invoke
 	case "cancel":
-		h = CancelRouter(s.apiEnv).Invoke
+		h = instance.CancelRouter(s.apiEnv).Invoke
 	case "admin":
-		h = AdminRouter(s.apiEnv).Invoke
+		h = instance.AdminRouter(s.apiEnv).Invoke
 	case "paynotify":
-		h = PayNotifyRouter(s.apiEnv).Invoke
+		h = instance.PayNotifyRouter(s.apiEnv).Invoke
 	case "release":
-		sum, err := Release(s.apiEnv)(ctx, raw)
+		sum, err := instance.Release(s.apiEnv)(ctx, raw)
 		if err != nil {
 			s.t.Fatalf("release: %v", err)
 		}
