@@ -13,10 +13,12 @@ import (
 // bookings that start in it (t_booking.starts_at, status, late_cancel,
 // technician, service, minutes: idx_booking_start covers them), the ledger
 // rows written in it (idx_money_day: time, kind, amount), and the ledger rows
-// of its completed bookings (idx_money_booking: booking, kind, amount). Each
-// is one grouped statement by shop day, in one read-only snapshot, bounded by
-// the range (at most 366 days) and never by the history before it; groups come
-// unsorted (ORDER BY NULL), the caller puts them in order.
+// of its completed bookings (idx_money_booking: booking, kind, amount). Four
+// grouped statements (the bookings and the money by shop day, the completed
+// bookings and their money by technician and service) in one read-only
+// snapshot, each bounded by the range (at most 366 days) and never by the
+// history before it; groups come unsorted (ORDER BY NULL), the caller puts
+// them in order.
 
 // reportSnapshot is one read-only snapshot: the figures of a report agree
 // with each other even while bookings change.
