@@ -5,9 +5,10 @@ package main
 
 import (
 	"salon/shared/apigw"
+	"salon/shared/handler"
 	"salon/shared/instance"
 )
 
 func main() {
-	apigw.Start(instance.Release(&instance.Env{}))
+	apigw.Start(handler.Release(&instance.Env{}))
 }

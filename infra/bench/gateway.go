@@ -21,6 +21,7 @@ import (
 
 	"salon/infra/localgw"
 	"salon/infra/scfhost"
+	"salon/shared/handler"
 	"salon/shared/instance"
 	"salon/shared/mysql"
 	"salon/shared/session"
@@ -464,7 +465,7 @@ func gatewayOverhead(ctx context.Context, p *platform, dsn, date string, blocks,
 	}
 	env := functionEnv(dsn)
 	e := &instance.Env{Getenv: func(k string) string { return env[k] }, Log: slog.New(slog.NewJSONHandler(io.Discard, nil)), AuditOut: io.Discard}
-	rt := instance.SlotsRouter(e)
+	rt := handler.SlotsRouter(e)
 	defer func() {
 		e.Close()
 	}()

@@ -22,6 +22,7 @@ import (
 
 	"salon/infra/localgw"
 	"salon/shared/apigw"
+	"salon/shared/handler"
 	"salon/shared/instance"
 )
 
@@ -263,12 +264,12 @@ func sortedKeys[V any](m map[string]V) []string {
 func routers() map[string]*apigw.Router {
 	env := &instance.Env{}
 	return map[string]*apigw.Router{
-		"slots":     instance.SlotsRouter(env),
-		"login":     instance.LoginRouter(env),
-		"reserve":   instance.ReserveRouter(env),
-		"cancel":    instance.CancelRouter(env),
-		"admin":     instance.AdminRouter(env),
-		"paynotify": instance.PayNotifyRouter(env),
+		"slots":     handler.SlotsRouter(env),
+		"login":     handler.LoginRouter(env),
+		"reserve":   handler.ReserveRouter(env),
+		"cancel":    handler.CancelRouter(env),
+		"admin":     handler.AdminRouter(env),
+		"paynotify": handler.PayNotifyRouter(env),
 	}
 }
 
@@ -280,7 +281,7 @@ func TestRoutesDocumented(t *testing.T) {
 	rts := routers()
 	// Every function but the timer's has a router here, so a new function
 	// cannot be left out of the check.
-	for _, fn := range instance.Functions {
+	for _, fn := range handler.Functions {
 		if _, ok := rts[fn.Name]; !ok && fn.Name != "release" {
 			t.Errorf("function %s has no router in this test's list", fn.Name)
 		}

@@ -20,6 +20,7 @@ import (
 	"salon/infra/localgw"
 	"salon/infra/testkit"
 	"salon/shared/cls/clstest"
+	"salon/shared/handler"
 	"salon/shared/instance"
 	"salon/shared/mysql"
 	"salon/shared/service"
@@ -153,11 +154,11 @@ func (s *system) instances(kit *testkit.System) localgw.Invoker {
 	const instances = 2
 	inv := &testkit.InProcess{Timeout: fnTimeout, Functions: map[string][]testkit.Handler{}}
 	for range instances {
-		inv.Functions["reserve"] = append(inv.Functions["reserve"], instance.ReserveRouter(newEnv()).Invoke)
-		inv.Functions["cancel"] = append(inv.Functions["cancel"], instance.CancelRouter(newEnv()).Invoke)
-		inv.Functions["admin"] = append(inv.Functions["admin"], instance.AdminRouter(newEnv()).Invoke)
-		inv.Functions["paynotify"] = append(inv.Functions["paynotify"], instance.PayNotifyRouter(newEnv()).Invoke)
-		s.release = append(s.release, instance.Release(newEnv()))
+		inv.Functions["reserve"] = append(inv.Functions["reserve"], handler.ReserveRouter(newEnv()).Invoke)
+		inv.Functions["cancel"] = append(inv.Functions["cancel"], handler.CancelRouter(newEnv()).Invoke)
+		inv.Functions["admin"] = append(inv.Functions["admin"], handler.AdminRouter(newEnv()).Invoke)
+		inv.Functions["paynotify"] = append(inv.Functions["paynotify"], handler.PayNotifyRouter(newEnv()).Invoke)
+		s.release = append(s.release, handler.Release(newEnv()))
 	}
 	return inv
 }

@@ -5,13 +5,11 @@ package handler
 
 import (
 	"encoding/json"
-	"log/slog"
 	"net/http"
 
 	"salon/shared/apigw"
 	"salon/shared/booking"
-	"salon/shared/config"
-	"salon/shared/handler/consoleauth"
+	"salon/shared/instance"
 	"salon/shared/service"
 )
 
@@ -20,16 +18,16 @@ import (
 // console shows.
 type adminRoutes struct {
 	salon
-	cancels   Lazy[*service.Cancels]
-	door      Lazy[*service.Door]
-	moves     Lazy[*service.Moves]
-	timetable Lazy[*service.Timetable]
-	reads     Lazy[*service.ConsoleReads]
-	team      Lazy[*service.Team]
-	menu      Lazy[*service.Menu]
-	reports   Lazy[*service.Reports]
-	shop      Lazy[Shop]
-	bills     Lazy[*service.Reconciliation]
+	cancels   lazy[*service.Cancels]
+	door      lazy[*service.Door]
+	moves     lazy[*service.Moves]
+	timetable lazy[*service.Timetable]
+	reads     lazy[*service.ConsoleReads]
+	team      lazy[*service.Team]
+	menu      lazy[*service.Menu]
+	reports   lazy[*service.Reports]
+	shop      lazy[instance.Shop]
+	bills     lazy[*service.Reconciliation]
 }
 
 // walkIn books someone at the counter or on the phone: 201 with the booking,
@@ -126,34 +124,17 @@ func (s *adminRoutes) rescheduleBySalon(w http.ResponseWriter, r *http.Request, 
 	return s.bookingResponse(w, r, b, err, http.StatusOK)
 }
 
-// AdminUses is what function admin's router is given: ADMIN_TOKEN (""
-// switches the admin API and the console off), the console's keys, the use
-// cases its JSON API and its console call, and the shop.
-type AdminUses struct {
-	Token          Lazy[string]
-	Keys           Lazy[*consoleauth.Keys]
-	Cancels        Lazy[*service.Cancels]
-	Door           Lazy[*service.Door]
-	Moves          Lazy[*service.Moves]
-	Timetable      Lazy[*service.Timetable]
-	ConsoleReads   Lazy[*service.ConsoleReads]
-	Team           Lazy[*service.Team]
-	Menu           Lazy[*service.Menu]
-	Reports        Lazy[*service.Reports]
-	Reconciliation Lazy[*service.Reconciliation]
-	Shop           Lazy[Shop]
-}
-
 // AdminRouter serves the salon: schedule, slot changes, the day's bookings,
 // cancel and check-in, and the console (HTML) under /admin/.
-func AdminRouter(log *slog.Logger, u AdminUses) *apigw.Router {
+func AdminRouter(e *instance.Env) *apigw.Router {
+	e = e.For(adminFunction)
 	s := &adminRoutes{
-		salon:   salon{token: u.Token, keys: u.Keys, accounts: u.Team},
-		cancels: u.Cancels, door: u.Door, moves: u.Moves, timetable: u.Timetable,
-		reads: u.ConsoleReads, team: u.Team, menu: u.Menu, reports: u.Reports, shop: u.Shop,
-		bills: u.Reconciliation,
+		salon:   salon{token: e.AdminToken, keys: e.ConsoleKeys, accounts: e.Team},
+		cancels: e.Cancels, door: e.Door, moves: e.Moves, timetable: e.Timetable,
+		reads: e.ConsoleReads, team: e.Team, menu: e.Menu, reports: e.Reports, shop: e.Shop,
+		bills: e.Reconciliation,
 	}
-	rt := apigw.NewRouter(config.FunctionAdmin, log)
+	rt := apigw.NewRouter(adminFunction.Name, e.Logger())
 	s.consoleRoutes(rt)
 	rt.Handle("POST /admin/slots", admin(s.salon, s.timetable, s.createSchedule))
 	rt.Handle("PATCH /admin/slots/{id}", admin(s.salon, s.timetable, s.updateSlot))

@@ -1,7 +1,6 @@
-// Package handler turns the gateway's requests into service calls: package
-// instance, the composition root, builds each function's router here, giving
-// its constructor what the router uses, and the function's main hands it to
-// apigw.Start (the SCF runtime's cloudfunction.Start on SCF). A handler checks who is
+// Package handler turns the gateway's requests into service calls: each
+// function's main builds one of the routers here and hands it to apigw.Start
+// (the SCF runtime's cloudfunction.Start on SCF). A handler checks who is
 // asking, decodes and checks the request's shape, calls the service, and
 // shapes the JSON answer; the rules themselves live in the service and the
 // booking package.
@@ -19,15 +18,13 @@ import (
 
 // Each function's router is a struct of what its handlers use: the use cases
 // they call and the few other things they need (the session signer, the
-// shop's name), each given to the router's constructor as an argument, a
-// getter of the composition root (package instance's Env). The Env builds them
-// on first use and keeps no failure, so a fixed setting or a database that came
-// back is picked up by the next request; a handler reaches nothing it was not
-// given, and this package imports nothing that builds them.
+// shop's name), each as the getter of its function's instance.Env, taken once
+// when the function's main builds the router. The Env builds them on first
+// use and keeps no failure, so a fixed setting or a database that came back is
+// picked up by the next request; a handler reaches nothing it was not given.
 
-// Lazy is one thing a router uses, as the getter that builds it on first use;
-// a failure is not kept.
-type Lazy[T any] func() (T, error)
+// lazy is one dependency, built on first use; a failure is not kept.
+type lazy[T any] func() (T, error)
 
 // useCase is what the middleware asks of every use case: what an error means
 // (service.Common.Classify: a database that is down or out of connections is
@@ -41,7 +38,7 @@ type useCase interface {
 // the handler returns is classified here, once for all routes: a database that
 // is down or out of connections answers 503 UNAVAILABLE with Retry-After,
 // never 500.
-func serve[U useCase](get Lazy[U], h func(w http.ResponseWriter, r *http.Request, u U) error) http.Handler {
+func serve[U useCase](get lazy[U], h func(w http.ResponseWriter, r *http.Request, u U) error) http.Handler {
 	return apigw.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
 		u, err := get()
 		if err != nil {
@@ -53,12 +50,12 @@ func serve[U useCase](get Lazy[U], h func(w http.ResponseWriter, r *http.Request
 
 // customers lets a customer in by her session token.
 type customers struct {
-	sessions Lazy[*session.Signer]
+	sessions lazy[*session.Signer]
 }
 
 // customer serves a customer's route: the openid is the session token's, always,
 // never a field of the body.
-func customer[U useCase](c customers, get Lazy[U], h func(w http.ResponseWriter, r *http.Request, u U, openid string) error) http.Handler {
+func customer[U useCase](c customers, get lazy[U], h func(w http.ResponseWriter, r *http.Request, u U, openid string) error) http.Handler {
 	return serve(get, func(w http.ResponseWriter, r *http.Request, u U) error {
 		openid, err := c.openid(r)
 		if err != nil {
@@ -84,15 +81,15 @@ func (c customers) openid(r *http.Request) (string, error) {
 // salon lets the salon in: by ADMIN_TOKEN, or by a console session (its keys,
 // and the accounts, which say whose a session still is).
 type salon struct {
-	token    Lazy[string]
-	keys     Lazy[*consoleauth.Keys]
-	accounts Lazy[*service.Team]
+	token    lazy[string]
+	keys     lazy[*consoleauth.Keys]
+	accounts lazy[*service.Team]
 }
 
 // admin serves a route of the salon's JSON API: by its bearer token, or by a
 // console session cookie (a change made with the cookie must carry the
 // session's CSRF token in X-CSRF-Token).
-func admin[U useCase](s salon, get Lazy[U], h func(w http.ResponseWriter, r *http.Request, u U) error) http.Handler {
+func admin[U useCase](s salon, get lazy[U], h func(w http.ResponseWriter, r *http.Request, u U) error) http.Handler {
 	return serve(get, func(w http.ResponseWriter, r *http.Request, u U) error {
 		who, err := s.who(r)
 		if err != nil {

@@ -5,28 +5,27 @@ package handler
 
 import (
 	"bytes"
-	"log/slog"
 	"net/http"
 
 	"salon/shared/apigw"
 	"salon/shared/booking"
-	"salon/shared/config"
+	"salon/shared/instance"
 	"salon/shared/service"
-	"salon/shared/session"
 )
 
 // cancelRoutes are what function cancel uses: the customer's session, the
 // cancels and the moves.
 type cancelRoutes struct {
 	customers
-	cancels Lazy[*service.Cancels]
-	moves   Lazy[*service.Moves]
+	cancels lazy[*service.Cancels]
+	moves   lazy[*service.Moves]
 }
 
 // CancelRouter serves the customer's cancel and move.
-func CancelRouter(log *slog.Logger, sessions Lazy[*session.Signer], cancels Lazy[*service.Cancels], moves Lazy[*service.Moves]) *apigw.Router {
-	s := &cancelRoutes{customers: customers{sessions: sessions}, cancels: cancels, moves: moves}
-	rt := apigw.NewRouter(config.FunctionCancel, log)
+func CancelRouter(e *instance.Env) *apigw.Router {
+	e = e.For(cancelFunction)
+	s := &cancelRoutes{customers: customers{sessions: e.Sessions}, cancels: e.Cancels, moves: e.Moves}
+	rt := apigw.NewRouter(cancelFunction.Name, e.Logger())
 	rt.Handle("POST /bookings/{id}/cancel", customer(s.customers, s.cancels, s.cancel))
 	rt.Handle("POST /bookings/{id}/reschedule", customer(s.customers, s.moves, s.reschedule))
 	return rt

@@ -1,4 +1,4 @@
-package handler_test
+package handler
 
 import (
 	"context"
@@ -14,7 +14,6 @@ import (
 	"salon/shared/apigw"
 	"salon/shared/booking"
 	"salon/shared/cls"
-	"salon/shared/instance"
 	"salon/shared/service"
 )
 
@@ -124,7 +123,7 @@ func (s *system) signInFrom(source, name, password string) apigw.Response {
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	resp, err := instance.AdminRouter(s.apiEnv).Invoke(context.Background(), raw)
+	resp, err := AdminRouter(s.apiEnv).Invoke(context.Background(), raw)
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -187,7 +186,7 @@ func (s *system) loginPageFor(name, password string) string {
 func FuzzConsoleSignIn(f *testing.F) {
 	e, svc, store := fuzzFunctions(f)
 	createStaff(f, svc, "小美", booking.RoleStaff)
-	admin := instance.AdminRouter(e)
+	admin := AdminRouter(e)
 	accounts := func() string {
 		var n, hashes string
 		if err := store.SQL().QueryRow(`SELECT COUNT(*), COALESCE(GROUP_CONCAT(password_hash, disabled, updated_at ORDER BY staff_id), '') FROM t_staff`).Scan(&n, &hashes); err != nil {

@@ -1,4 +1,4 @@
-package handler_test
+package handler
 
 import (
 	"context"
@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"salon/shared/handler/consoleauth"
-	"salon/shared/instance"
 )
 
 // The console over plain HTTP (no browser): sign-in, the cookie's flags, the
@@ -194,7 +193,7 @@ func TestConsoleSessionOnTheJSONAPI(t *testing.T) {
 // base64-encoded; the console answers it like any other.
 func TestConsoleFunctionURLEvent(t *testing.T) {
 	s := newSystem(t)
-	admin := s.checked("admin", instance.AdminRouter(s.apiEnv).Invoke)
+	admin := s.checked("admin", AdminRouter(s.apiEnv).Invoke)
 	invoke := func(ev map[string]any) (int, map[string]string, string) {
 		raw, _ := json.Marshal(ev)
 		resp, err := admin(context.Background(), raw)

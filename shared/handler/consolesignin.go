@@ -17,6 +17,7 @@ import (
 	"salon/shared/booking"
 	"salon/shared/handler/console"
 	"salon/shared/handler/consoleauth"
+	"salon/shared/instance"
 	"salon/shared/service"
 )
 
@@ -79,7 +80,7 @@ func (s *adminRoutes) consoleSetup(w http.ResponseWriter, r *http.Request) (*con
 // cases from their getters. Once the function's dependencies are built, as
 // shop says they are, none of these fails; each is still checked. Without
 // ADMIN_TOKEN it stops there: the console is off.
-func (s *adminRoutes) gatherConsole(shop Shop) (*consoleCall, error) {
+func (s *adminRoutes) gatherConsole(shop instance.Shop) (*consoleCall, error) {
 	c := &consoleCall{pages: &console.Services{ShopName: shop.Name}}
 	var err error
 	if c.token, err = s.token(); err != nil || c.token == "" {

@@ -1,4 +1,4 @@
-package handler_test
+package handler
 
 import (
 	"context"
@@ -15,7 +15,6 @@ import (
 
 	"salon/shared/apigw"
 	"salon/shared/booking"
-	"salon/shared/instance"
 	"salon/shared/mysql/mysqltest"
 	"salon/shared/wxlogin/wxloginsim"
 )
@@ -71,19 +70,19 @@ func (s *system) invokeRaw(fn string, raw []byte) (int, string) {
 	var h func(context.Context, json.RawMessage) (apigw.Response, error)
 	switch fn {
 	case "slots":
-		h = instance.SlotsRouter(s.apiEnv).Invoke
+		h = SlotsRouter(s.apiEnv).Invoke
 	case "login":
-		h = instance.LoginRouter(s.apiEnv).Invoke
+		h = LoginRouter(s.apiEnv).Invoke
 	case "reserve":
-		h = instance.ReserveRouter(s.apiEnv).Invoke
+		h = ReserveRouter(s.apiEnv).Invoke
 	case "cancel":
-		h = instance.CancelRouter(s.apiEnv).Invoke
+		h = CancelRouter(s.apiEnv).Invoke
 	case "admin":
-		h = instance.AdminRouter(s.apiEnv).Invoke
+		h = AdminRouter(s.apiEnv).Invoke
 	case "paynotify":
-		h = instance.PayNotifyRouter(s.apiEnv).Invoke
+		h = PayNotifyRouter(s.apiEnv).Invoke
 	case "release":
-		sum, err := instance.Release(s.apiEnv)(ctx, raw)
+		sum, err := Release(s.apiEnv)(ctx, raw)
 		if err != nil {
 			s.t.Fatalf("release: %v", err)
 		}

@@ -5,7 +5,6 @@ package handler
 
 import (
 	"context"
-	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
@@ -14,7 +13,7 @@ import (
 
 	"salon/shared/apigw"
 	"salon/shared/booking"
-	"salon/shared/config"
+	"salon/shared/instance"
 	"salon/shared/openapi"
 	"salon/shared/service"
 	"salon/shared/session"
@@ -25,16 +24,17 @@ import (
 // services and their free starts, and the shop's name
 // and notification templates for GET /config.
 type slotsRoutes struct {
-	timetable Lazy[*service.Timetable]
-	menu      Lazy[*service.Menu]
-	shop      Lazy[Shop]
+	timetable lazy[*service.Timetable]
+	menu      lazy[*service.Menu]
+	shop      lazy[instance.Shop]
 }
 
 // SlotsRouter serves the public schedule, the menu and its free starts, and
 // the health check (function slots).
-func SlotsRouter(log *slog.Logger, timetable Lazy[*service.Timetable], menu Lazy[*service.Menu], shop Lazy[Shop]) *apigw.Router {
-	s := &slotsRoutes{timetable: timetable, menu: menu, shop: shop}
-	rt := apigw.NewRouter(config.FunctionSlots, log)
+func SlotsRouter(e *instance.Env) *apigw.Router {
+	e = e.For(slotsFunction)
+	s := &slotsRoutes{timetable: e.Timetable, menu: e.Menu, shop: e.Shop}
+	rt := apigw.NewRouter(slotsFunction.Name, e.Logger())
 	rt.HandleFunc("GET /healthz", s.healthz)
 	rt.Handle("GET /slots", serve(s.timetable, s.slots))
 	rt.Handle("GET /services", serve(s.menu, s.services))
@@ -232,17 +232,17 @@ func oneQuery(r *http.Request, name string) (string, error) {
 // long to wait for it, the session signer, and the shop's time zone (Shop). It calls
 // no use case: a sign-in has no booking in it.
 type loginRoutes struct {
-	sessions Lazy[*session.Signer]
-	wechat   Lazy[*wxlogin.Client]
+	sessions lazy[*session.Signer]
+	wechat   lazy[*wxlogin.Client]
 	timeout  func() time.Duration
-	shop     Lazy[Shop]
+	shop     lazy[instance.Shop]
 }
 
-// LoginRouter exchanges the mini-program's login code for a session token;
-// timeout is how long code2session may take, asked at each sign-in.
-func LoginRouter(log *slog.Logger, sessions Lazy[*session.Signer], wechat Lazy[*wxlogin.Client], timeout func() time.Duration, shop Lazy[Shop]) *apigw.Router {
-	s := &loginRoutes{sessions: sessions, wechat: wechat, timeout: timeout, shop: shop}
-	rt := apigw.NewRouter(config.FunctionLogin, log)
+// LoginRouter exchanges the mini-program's login code for a session token.
+func LoginRouter(e *instance.Env) *apigw.Router {
+	e = e.For(loginFunction)
+	s := &loginRoutes{sessions: e.Sessions, wechat: e.Login, timeout: e.LoginTimeoutOrDefault, shop: e.Shop}
+	rt := apigw.NewRouter(loginFunction.Name, e.Logger())
 	rt.Handle("POST /login", apigw.HandlerFunc(s.login))
 	return rt
 }

@@ -1,4 +1,4 @@
-package handler_test
+package handler
 
 import (
 	"context"
@@ -14,7 +14,6 @@ import (
 
 	"salon/shared/apigw"
 	"salon/shared/booking"
-	"salon/shared/instance"
 	"salon/shared/mysql/mysqltest"
 	"salon/shared/session"
 	"salon/shared/wechatpay/wxpaysim"
@@ -634,7 +633,7 @@ func TestCancelFinishedBooking(t *testing.T) {
 	}
 	expired, _ := s.reserve("o-2", s.freshSlot(3, 5000))
 	mysqltest.ExpireHold(t, s.store, expired)
-	if _, err := instance.Release(s.apiEnv)(ctx, []byte(`{"Type":"Timer"}`)); err != nil {
+	if _, err := Release(s.apiEnv)(ctx, []byte(`{"Type":"Timer"}`)); err != nil {
 		t.Fatal(err)
 	}
 	completed, _ := s.reserve("o-3", s.doorSlot(3, 0))

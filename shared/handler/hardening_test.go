@@ -1,4 +1,4 @@
-package handler_test
+package handler
 
 import (
 	"context"
@@ -198,7 +198,7 @@ func TestFunctionSettingsDeclared(t *testing.T) {
 		t.Fatal(err)
 	}
 	listed := map[string]bool{}
-	for _, fn := range instance.Functions {
+	for _, fn := range Functions {
 		listed[fn.Name] = true
 		declared, ok := spec.Function(fn.Name)
 		if !ok {
@@ -216,7 +216,7 @@ func TestFunctionSettingsDeclared(t *testing.T) {
 	}
 	for _, f := range spec.Functions {
 		if !listed[f.Name] {
-			t.Errorf("serverless.yml function %s has no settings list in instance.Functions", f.Name)
+			t.Errorf("serverless.yml function %s has no settings list in handler.Functions", f.Name)
 		}
 		if _, ok := f.Env["SALON_DEV"]; ok {
 			t.Errorf("serverless.yml gives function %s SALON_DEV: a deployed function must never be in local development mode", f.Name)
@@ -449,9 +449,9 @@ func TestMoreInstancesThanConnections(t *testing.T) {
 			e := &instance.Env{Getenv: func(k string) string { return env[k] }, Log: slog.New(slog.NewJSONHandler(logs, nil)), AuditOut: io.Discard}
 			t.Cleanup(func() { e.Close() })
 			if fn == "reserve" {
-				inv.free[fn] <- instance.ReserveRouter(e).Invoke
+				inv.free[fn] <- ReserveRouter(e).Invoke
 			} else {
-				inv.free[fn] <- instance.SlotsRouter(e).Invoke
+				inv.free[fn] <- SlotsRouter(e).Invoke
 			}
 		}
 	}

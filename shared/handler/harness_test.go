@@ -1,4 +1,4 @@
-package handler_test
+package handler
 
 import (
 	"context"
@@ -72,12 +72,12 @@ func newSystem(t *testing.T, override ...func(map[string]string)) *system {
 			}
 			t.Cleanup(func() { s.apiEnv.Close() })
 			return &testkit.InProcess{Functions: map[string][]testkit.Handler{
-				"login":     {instance.LoginRouter(s.apiEnv).Invoke},
-				"slots":     {instance.SlotsRouter(s.apiEnv).Invoke},
-				"reserve":   {instance.ReserveRouter(s.apiEnv).Invoke},
-				"cancel":    {instance.CancelRouter(s.apiEnv).Invoke},
-				"admin":     {instance.AdminRouter(s.apiEnv).Invoke},
-				"paynotify": {instance.PayNotifyRouter(s.apiEnv).Invoke},
+				"login":     {LoginRouter(s.apiEnv).Invoke},
+				"slots":     {SlotsRouter(s.apiEnv).Invoke},
+				"reserve":   {ReserveRouter(s.apiEnv).Invoke},
+				"cancel":    {CancelRouter(s.apiEnv).Invoke},
+				"admin":     {AdminRouter(s.apiEnv).Invoke},
+				"paynotify": {PayNotifyRouter(s.apiEnv).Invoke},
 			}}
 		},
 	})

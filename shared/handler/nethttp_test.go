@@ -1,4 +1,4 @@
-package handler_test
+package handler
 
 import (
 	"log/slog"
@@ -46,9 +46,9 @@ func TestRoutersServeHTTP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	slots := httptest.NewServer(contract.HTTP("slots", instance.SlotsRouter(e), t.Errorf))
+	slots := httptest.NewServer(contract.HTTP("slots", SlotsRouter(e), t.Errorf))
 	defer slots.Close()
-	reserve := httptest.NewServer(contract.HTTP("reserve", instance.ReserveRouter(e), t.Errorf))
+	reserve := httptest.NewServer(contract.HTTP("reserve", ReserveRouter(e), t.Errorf))
 	defer reserve.Close()
 
 	get := func(srv *httptest.Server, path string) answer {

@@ -1,4 +1,4 @@
-package handler_test
+package handler
 
 import (
 	"context"
@@ -106,7 +106,7 @@ func FuzzPayNotify(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Cleanup(func() { svc.Close() })
-	router := instance.PayNotifyRouter(e)
+	router := PayNotifyRouter(e)
 
 	slot := mysqltest.AddSlot(f, store, 26*time.Hour, 2, 5000)
 	pending, err := svc.Reserve(ctx, "o-fuzz-pending", slot, "")
@@ -202,7 +202,7 @@ func FuzzPayNotify(f *testing.F) {
 		if err != nil {
 			t.Fatalf("Invoke returned an error: %v", err)
 		}
-		var answer struct{ Code, Message string } // WeChat Pay's failure answer
+		var answer failBody
 		json.Unmarshal([]byte(resp.Body), &answer)
 		switch {
 		case len(body) > apigw.MaxBodyBytes:
@@ -238,7 +238,7 @@ func TestPayNotifyRawBase64Event(t *testing.T) {
 		"httpMethod": "POST", "path": "/pay/notify", "isBase64Encoded": true,
 		"body": base64.StdEncoding.EncodeToString(body), "headers": headers,
 	})
-	resp, err := s.checked("paynotify", instance.PayNotifyRouter(s.apiEnv).Invoke)(context.Background(), raw)
+	resp, err := s.checked("paynotify", PayNotifyRouter(s.apiEnv).Invoke)(context.Background(), raw)
 	if err != nil || resp.StatusCode != http.StatusNoContent {
 		t.Fatalf("genuine base64 event: %d %s %v", resp.StatusCode, resp.Body, err)
 	}

@@ -2,14 +2,12 @@ package handler
 
 import (
 	"bytes"
-	"context"
 	"errors"
-	"log/slog"
 	"net/http"
 
 	"salon/shared/apigw"
 	"salon/shared/booking"
-	"salon/shared/config"
+	"salon/shared/instance"
 	"salon/shared/service"
 	"salon/shared/wechatpay"
 )
@@ -44,21 +42,13 @@ func notifyRequest(r *http.Request) (*http.Request, error) {
 	return req, nil
 }
 
-// PayNotifications checks a WeChat Pay notification's signature and decrypts
-// it (*wechatpay.Client): all that function paynotify asks of WeChat Pay
-// itself. What the notification then changes is the Cashier's.
-type PayNotifications interface {
-	ParsePaymentNotification(ctx context.Context, r *http.Request) (*booking.PaymentNotice, error)
-	ParseRefundNotification(ctx context.Context, r *http.Request) (*booking.RefundNotice, error)
-}
-
 // PayNotifyRouter serves WeChat Pay's payment and refund notifications. Nothing is
 // read from a notification before its signature and its encryption are verified;
-// a forged one answers FAIL and changes nothing. notices gives nil when WeChat
-// Pay is not configured.
-func PayNotifyRouter(log *slog.Logger, cashier Lazy[*service.Cashier], notices Lazy[PayNotifications]) *apigw.Router {
-	s := &payNotifyRoutes{cashier: cashier, notices: notices}
-	rt := apigw.NewRouter(config.FunctionPayNotify, log)
+// a forged one answers FAIL and changes nothing.
+func PayNotifyRouter(e *instance.Env) *apigw.Router {
+	e = e.For(payNotifyFunction)
+	s := &payNotifyRoutes{cashier: e.Cashier, notices: e.PayNotifications}
+	rt := apigw.NewRouter(payNotifyFunction.Name, e.Logger())
 	rt.Handle("POST /pay/notify", serve(s.cashier, s.paymentNotification))
 	rt.Handle("POST /pay/refund-notify", serve(s.cashier, s.refundNotification))
 	return rt
@@ -67,8 +57,8 @@ func PayNotifyRouter(log *slog.Logger, cashier Lazy[*service.Cashier], notices L
 // payNotifyRoutes are what function paynotify uses: the verification of
 // WeChat Pay's notifications, and the cashier, which applies them.
 type payNotifyRoutes struct {
-	cashier Lazy[*service.Cashier]
-	notices Lazy[PayNotifications]
+	cashier lazy[*service.Cashier]
+	notices lazy[instance.PayNotifications]
 }
 
 func (s *payNotifyRoutes) paymentNotification(w http.ResponseWriter, r *http.Request, cashier *service.Cashier) error {

@@ -10,19 +10,21 @@ import (
 	"time"
 
 	"salon/shared/booking"
+	"salon/shared/instance"
 	"salon/shared/service"
 )
 
 // Release is the timer function: one release run, answered with its summary. An
 // error makes SCF retry the run, which is safe: every step is idempotent.
-func Release(log *slog.Logger, run Lazy[*service.ReleaseRun]) func(ctx context.Context, _ json.RawMessage) (service.Summary, error) {
-	t := &releaseTimer{run: run, log: log}
+func Release(e *instance.Env) func(ctx context.Context, _ json.RawMessage) (service.Summary, error) {
+	e = e.For(releaseFunction)
+	t := &releaseTimer{run: e.ReleaseRun, log: e.Logger()}
 	return t.fire
 }
 
 // releaseTimer is what function release uses: the release run, and its log.
 type releaseTimer struct {
-	run Lazy[*service.ReleaseRun]
+	run lazy[*service.ReleaseRun]
 	log *slog.Logger
 }
 

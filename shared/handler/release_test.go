@@ -1,4 +1,4 @@
-package handler_test
+package handler
 
 import (
 	"context"
@@ -55,7 +55,7 @@ func (s *system) relRun(ctx context.Context) relSummary {
 
 // runRelease is release without testing.T, for goroutines.
 func relRunEnv(ctx context.Context, e *instance.Env) (relSummary, error) {
-	out, err := instance.Release(e)(ctx, json.RawMessage(relTimerEvent))
+	out, err := Release(e)(ctx, json.RawMessage(relTimerEvent))
 	if err != nil {
 		return relSummary{}, fmt.Errorf("release run: %v", err)
 	}
@@ -974,7 +974,7 @@ func TestReleaseLogLineCarriesTheSummary(t *testing.T) {
 		t.Fatal(err)
 	}
 	off := len(s.logs.String())
-	out, err := instance.Release(s.apiEnv)(context.Background(), json.RawMessage(relTimerEvent))
+	out, err := Release(s.apiEnv)(context.Background(), json.RawMessage(relTimerEvent))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,6 @@ package handler
 // customer's own bookings and details.
 
 import (
-	"log/slog"
 	"net/http"
 	"strings"
 	"unicode"
@@ -12,9 +11,8 @@ import (
 
 	"salon/shared/apigw"
 	"salon/shared/booking"
-	"salon/shared/config"
+	"salon/shared/instance"
 	"salon/shared/service"
-	"salon/shared/session"
 )
 
 // maxMine is how many of a customer's bookings GET /bookings/mine answers.
@@ -24,13 +22,14 @@ const maxMine = 50
 // the reservations use case.
 type reserveRoutes struct {
 	customers
-	reservations Lazy[*service.Reservations]
+	reservations lazy[*service.Reservations]
 }
 
 // ReserveRouter serves reservations: create, pay again, and the customer's list.
-func ReserveRouter(log *slog.Logger, sessions Lazy[*session.Signer], reservations Lazy[*service.Reservations]) *apigw.Router {
-	s := &reserveRoutes{customers: customers{sessions: sessions}, reservations: reservations}
-	rt := apigw.NewRouter(config.FunctionReserve, log)
+func ReserveRouter(e *instance.Env) *apigw.Router {
+	e = e.For(reserveFunction)
+	s := &reserveRoutes{customers: customers{sessions: e.Sessions}, reservations: e.Reservations}
+	rt := apigw.NewRouter(reserveFunction.Name, e.Logger())
 	rt.Handle("POST /bookings", s.customer(s.reserve))
 	rt.Handle("POST /bookings/{id}/pay", s.customer(s.payAgain))
 	rt.Handle("POST /slots/{id}/waitlist", s.customer(s.joinWaitlist))

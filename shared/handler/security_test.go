@@ -1,4 +1,4 @@
-package handler_test
+package handler
 
 import (
 	"bytes"
@@ -628,7 +628,7 @@ func TestSecurityLogsHoldNoSecrets(t *testing.T) {
 	s.sim.FailNext("/v3/", http.StatusInternalServerError, "SYSTEM_ERROR", 1)
 	w.call("POST", "/admin/bookings/"+itoa64(bobID)+"/cancel", testAdmin, nil)
 	mysqltest.ExpireHold(t, s.store, bobID)
-	if _, err := instance.Release(s.apiEnv)(ctx, nil); err != nil {
+	if _, err := Release(s.apiEnv)(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
 
@@ -680,7 +680,7 @@ func fuzzFunctions(f *testing.F) (*instance.Env, *service.Service, *mysql.DB) {
 func FuzzHandlerBodies(f *testing.F) {
 	e, _, store := fuzzFunctions(f)
 	slot := mysqltest.AddSlot(f, store, 26*time.Hour, 3, 0)
-	reserve, admin, cancel := instance.ReserveRouter(e), instance.AdminRouter(e), instance.CancelRouter(e)
+	reserve, admin, cancel := ReserveRouter(e), AdminRouter(e), CancelRouter(e)
 	signer := &session.Signer{Secret: []byte(testSecret)}
 	token, _, err := signer.Issue("o-fuzz")
 	if err != nil {

@@ -1,11 +1,9 @@
-// Package instance is the composition root: it builds what a function needs
-// from its settings, once per warm instance (the configuration, the store,
-// WeChat Pay, CLS, WeChat login and the session signers, put together into the
-// service's use cases), and each function's router (SlotsRouter, ...,
-// Release), giving the router's constructor in package handler the getters of
-// what it uses (Reservations, Cancels, ..., Sessions, Shop), and nothing
-// else. It is the one place where the product's packages meet; nothing below
-// it imports it, and each function's main asks it for its router.
+// Package instance builds what a function needs from its settings, once per warm
+// instance: the configuration, the store, WeChat Pay, CLS, WeChat login and the
+// session signers, put together into the service's use cases. It is the one
+// place where the product's packages meet. It hands them out one at a time
+// (Reservations, Cancels, ..., Sessions, Shop): each function's router takes
+// the getters of what it uses, and nothing else.
 package instance
 
 import (
@@ -13,6 +11,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"slices"
 	"sync"
@@ -22,7 +21,6 @@ import (
 	"salon/shared/booking"
 	"salon/shared/cls"
 	"salon/shared/config"
-	"salon/shared/handler"
 	"salon/shared/handler/consoleauth"
 	"salon/shared/mysql"
 	"salon/shared/service"
@@ -168,7 +166,27 @@ type deps struct {
 	consoleKeys *consoleauth.Keys // nil when SESSION_SECRET is unset
 	login       *wxlogin.Client   // nil when WX_APPID is unset
 	pay         *wechatpay.Client // nil when WeChat Pay is not configured
-	shop        handler.Shop
+	shop        Shop
+}
+
+// Shop is what the API and the console show of the salon's settings besides
+// its rules, which are the use cases' own (service.Common's Policy).
+type Shop struct {
+	Name string // SHOP_NAME
+	// Loc is the shop's time zone (SHOP_TZ), the use cases' Loc, for a
+	// function that calls none (login).
+	Loc *time.Location
+	// TemplateIDs are the subscribe-message template ids of the kinds of
+	// notification that are on (WX_TMPL_*), for GET /config.
+	TemplateIDs map[booking.NotificationKind]string
+}
+
+// PayNotifications checks a WeChat Pay notification's signature and decrypts
+// it (*wechatpay.Client): all that function paynotify asks of WeChat Pay
+// itself. What the notification then changes is the Cashier's.
+type PayNotifications interface {
+	ParsePaymentNotification(ctx context.Context, r *http.Request) (*booking.PaymentNotice, error)
+	ParseRefundNotification(ctx context.Context, r *http.Request) (*booking.RefundNotice, error)
 }
 
 func (e *Env) getenv(name string) string {
@@ -217,8 +235,8 @@ func get[T any](e *Env, pick func(*deps) T) (T, error) {
 	return pick(d), nil
 }
 
-// The use cases (package service), one getter each: a router is given the
-// getters of those it calls (routers.go). Each builds the function's dependencies on first
+// The use cases (package service), one getter each: a router takes the
+// getters of those it calls. Each builds the function's dependencies on first
 // use, and a failure is not kept, so a fixed setting or a database that came
 // back is picked up by the next request.
 
@@ -272,8 +290,8 @@ func (e *Env) Reconciliation() (*service.Reconciliation, error) {
 }
 
 // Service is every use case over the function's store, for the tests and the
-// local tools that set up what a request will find. No router is given it:
-// each is given only the getters of the use cases it calls.
+// local tools that set up what a request will find. The routers are given
+// only the getters of the use cases they call.
 func (e *Env) Service() (*service.Service, error) {
 	return get(e, func(d *deps) *service.Service { return d.svc })
 }
@@ -325,13 +343,13 @@ func (e *Env) Login() (*wxlogin.Client, error) {
 
 // Shop is the shop's name and time zone and the notification templates that
 // are on.
-func (e *Env) Shop() (handler.Shop, error) {
-	return get(e, func(d *deps) handler.Shop { return d.shop })
+func (e *Env) Shop() (Shop, error) {
+	return get(e, func(d *deps) Shop { return d.shop })
 }
 
 // PayNotifications verifies WeChat Pay's notifications; nil when WeChat Pay
 // is not configured (WECHATPAY_MCHID unset).
-func (e *Env) PayNotifications() (handler.PayNotifications, error) {
+func (e *Env) PayNotifications() (PayNotifications, error) {
 	d, err := e.load()
 	if err != nil || d.pay == nil {
 		// A nil *wechatpay.Client would make a non-nil interface.
@@ -379,7 +397,7 @@ func (e *Env) build() (*deps, error) {
 	// One policy, read from the settings once, for the store and the service.
 	store.Policy = cfg.Policy
 
-	d := &deps{cfg: cfg, shop: handler.Shop{Name: cfg.ShopName, Loc: cfg.ShopTZ, TemplateIDs: map[booking.NotificationKind]string{}}}
+	d := &deps{cfg: cfg, shop: Shop{Name: cfg.ShopName, Loc: cfg.ShopTZ, TemplateIDs: map[booking.NotificationKind]string{}}}
 	// A bad template is reported where it would be sent (messenger) and by the
 	// deploy preflight; here its kind is simply off.
 	templates, _ := wxmsg.TemplatesFromEnv(e.getenv)

@@ -8,104 +8,19 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
 
-// layers are the product's packages, lowest first, by import path without
-// "salon/" (a trailing "/" names the package and every one under it). A
-// package imports packages of its own layer or of lower ones only: an import
-// that runs back up, to a higher layer, crosses the layers, and so does a
-// package that is on none. The forbidden lists in TestLayers keep apart those
-// of one layer, or of two, that must not meet.
-var layers = [][]string{
-	// The domain, and what needs nothing of ours but it.
-	{"shared/booking", "shared/wechatbill", "shared/logctx", "shared/cloudapi"},
-	// The rules (service), and beside them the doors to the outside world
-	// that the rules reach through interfaces of their own.
-	{"shared/service", "shared/mysql/", "shared/wechatpay/", "shared/cls/", "shared/wxlogin/", "shared/wxmsg",
-		"shared/session", "shared/config", "shared/apigw", "shared/openapi"},
-	// The door for requests: the routers, the console's pages and session.
-	{"shared/handler/"},
-	// The composition root: builds the rest and gives each router what it uses.
-	{"shared/instance"},
-	// The functions: each asks instance for its router.
-	{"functions/"},
-}
-
-// layerOf is the index in layers of the package at path (without
-// "salon/"), -1 when it is on none.
-func layerOf(path string) int {
-	for i, l := range layers {
-		for _, p := range l {
-			if path == p || (strings.HasSuffix(p, "/") && (path == strings.TrimSuffix(p, "/") || strings.HasPrefix(path, p))) {
-				return i
-			}
-		}
-	}
-	return -1
-}
-
-// TestLayers keeps the layers apart: no import runs back up (layers), the
-// domain imports nothing of ours, handlers reach the store only through the
-// service and are built by instance, never the reverse, the store knows
-// nothing of WeChat or transport, and the service knows nothing of transport
-// nor of any dependency's package.
+// TestLayers keeps the layers apart: the domain imports nothing of ours,
+// handlers reach the store only through the service, the store knows nothing of
+// WeChat or transport, and the service knows nothing of transport nor of any
+// dependency's package.
 func TestLayers(t *testing.T) {
-	up, imports := 0, 0
-	err := filepath.WalkDir(filepath.Join("..", ".."), func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(filepath.Join("..", ".."), path)
-		rel = filepath.ToSlash(rel)
-		if d.IsDir() {
-			if d.Name() == "node_modules" || d.Name() == "testdata" || (rel != "." && rel != "shared" && rel != "functions" &&
-				!strings.HasPrefix(rel, "shared/") && !strings.HasPrefix(rel, "functions/")) {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		pkg := filepath.ToSlash(filepath.Dir(rel))
-		from := layerOf(pkg)
-		if from < 0 {
-			t.Errorf("package %s is on no layer: place it in layers", pkg)
-			return nil
-		}
-		for _, imp := range importsOf(t, path) {
-			target, ours := strings.CutPrefix(imp, "salon/")
-			if !ours {
-				continue
-			}
-			imports++
-			switch to := layerOf(target); {
-			case to < 0:
-				t.Errorf("%s imports %s, which is on no layer", rel, imp)
-			case to > from:
-				up++
-				t.Errorf("%s imports %s: that runs back up, from layer %d to layer %d", rel, imp, from, to)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if imports < 100 {
-		t.Fatalf("read %d imports of our packages: the walk is not reading the tree", imports)
-	}
-	if up > 0 {
-		t.Errorf("%d imports run back up; want 0", up)
-	}
-
 	forbidden := map[string][]string{
 		"booking": {"salon/"},
-		// The routers are given what they use by instance, which builds them:
-		// the handler never reaches back for it.
-		"handler": {"salon/shared/mysql", "salon/shared/cls", "salon/shared/instance"},
+		"handler": {"salon/shared/mysql", "salon/shared/cls"},
 		// The console reaches the store only through the service, like the JSON API.
 		// The pages are given the use cases they call (console.Services), never
 		// the Env that builds them.
@@ -115,8 +30,7 @@ func TestLayers(t *testing.T) {
 		"handler/consoleauth": {"salon/shared/mysql", "salon/shared/cls", "salon/shared/service", "salon/shared/instance",
 			"salon/shared/handler/console", "salon/shared/config"},
 		// The service speaks to its dependencies through the interfaces it
-		// declares (each use case's store in its file, Payments, ...), in the
-		// domain's words: it imports none.
+		// declares (service/store.go), in the domain's words: it imports none.
 		"service": {"salon/shared/handler", "salon/shared/apigw", "salon/shared/instance", "salon/shared/mysql",
 			"salon/shared/wechatpay", "salon/shared/cls", "salon/shared/wxmsg", "salon/shared/wxlogin", "salon/shared/session"},
 		"mysql":     {"salon/shared/service", "salon/shared/handler", "salon/shared/wechatpay", "salon/shared/cls", "salon/shared/apigw", "salon/shared/wxmsg"},
@@ -144,20 +58,6 @@ func TestLayers(t *testing.T) {
 					}
 				}
 			}
-		}
-	}
-}
-
-// TestLayerOf: the layer map places a package, the packages under a
-// trailing "/", and nothing else.
-func TestLayerOf(t *testing.T) {
-	for path, want := range map[string]int{
-		"shared/booking": 0, "shared/mysql": 1, "shared/mysql/mysqltest": 1, "shared/handler": 2,
-		"shared/handler/consoleauth": 2, "shared/instance": 3, "functions/reserve": 4,
-		"shared/mysqlx": -1, "shared/instance/x": -1, "infra/localgw": -1,
-	} {
-		if got := layerOf(path); got != want {
-			t.Errorf("layerOf(%s) = %d, want %d", path, got, want)
 		}
 	}
 }
@@ -235,19 +135,28 @@ func TestHandlerFilesStaySmall(t *testing.T) {
 	}
 }
 
-// bundles are what package handler may not name of package service: the
-// bundle of every use case, its builder and the stores under it. A router
-// given one could reach whatever it likes (a locator); each is given the use
-// cases it calls, one getter each.
-var bundles = map[string]bool{"Service": true, "New": true, "Stores": true}
+// handlerNames are what package handler may name of package instance: the Env
+// a function's main passes to its router, a function and its settings, and
+// the two types a getter answers.
+var handlerNames = map[string]bool{"Env": true, "Function": true, "Shop": true, "PayNotifications": true}
 
-// TestHandlersAreGivenWhatTheyUse: each function's router is given the use
-// cases and the few other things its handlers use, as arguments of its
-// constructor, by instance (routers.go): each argument a getter of one thing
-// of the function's Env (or its logger), never the Env itself nor the
-// bundle of all use cases; and no file of package handler (console and
-// consoleauth included) names the bundle.
+// handlerGetters are what a router's constructor may take from its Env:
+// binding it to the function, the logger, and getters of one thing each. A
+// getter of everything (Service, or a bundle like the Deps handlers were once
+// given) is a locator: a handler could then reach whatever it likes.
+var handlerGetters = map[string]bool{
+	"For": true, "Logger": true, "LoginTimeoutOrDefault": true,
+	"Reservations": true, "Cancels": true, "Cashier": true, "Door": true, "Moves": true, "Timetable": true,
+	"ConsoleReads": true, "Team": true, "Menu": true, "ReleaseRun": true, "Reports": true, "Reconciliation": true,
+	"Sessions": true, "ConsoleKeys": true, "AdminToken": true, "Login": true, "Shop": true, "PayNotifications": true,
+}
+
+// TestHandlersAreGivenWhatTheyUse: each function's router is given the
+// use cases and the few other things its handlers use, as fields set once by
+// its constructor; no file of package handler (console and consoleauth
+// included) names a bundle of dependencies or keeps the Env itself.
 func TestHandlersAreGivenWhatTheyUse(t *testing.T) {
+	constructors := 0
 	err := filepath.WalkDir("../handler", func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
 			return err
@@ -256,7 +165,9 @@ func TestHandlersAreGivenWhatTheyUse(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		for _, f := range bundleNames(t, path, src) {
+		faults, n := locatorUses(t, path, src)
+		constructors += n
+		for _, f := range faults {
 			t.Error(f)
 		}
 		return nil
@@ -264,54 +175,42 @@ func TestHandlersAreGivenWhatTheyUse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src, err := os.ReadFile("routers.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	faults, constructors := routerArguments(t, "routers.go", src)
-	for _, f := range faults {
-		t.Error(f)
-	}
 	// The six routers and the release timer.
 	if constructors < 7 {
-		t.Fatalf("found %d calls of handler's constructors in routers.go: the check is not reading the routers", constructors)
+		t.Fatalf("found %d functions taking an *instance.Env under handler: the check is not reading the routers", constructors)
 	}
 }
 
-// TestTheChecksFindALocator: the checks above find each way back to a
+// TestLocatorUsesFindsALocator: the check above finds each way back to a
 // locator.
-func TestTheChecksFindALocator(t *testing.T) {
+func TestLocatorUsesFindsALocator(t *testing.T) {
 	for name, src := range map[string]string{
-		"the bundle as a parameter": `func R(s *service.Service) {}`,
-		"the bundle in a field":     `type routes struct{ all Lazy[*service.Service] }`,
-		"the stores":                `func R(s service.Stores) {}`,
-		"the builder":               `var all = service.New`,
+		"the bundle":           `func h(d *instance.Deps) {}`,
+		"an Env in a field":    `type routes struct{ env *instance.Env }`,
+		"an Env in a closure":  `func R(e *instance.Env) func() { return func() { e.Reservations() } }`,
+		"a getter of all":      `func R(e *instance.Env) { s := routes{svc: e.Service} }`,
+		"the Env passed on":    `func R(e *instance.Env) { keep(e) }`,
+		"a method taking one":  `func (s *routes) R(e *instance.Env) {}`,
+		"an Env in a variable": `var env *instance.Env`,
 	} {
-		if faults := bundleNames(t, name, []byte("package handler\n\nimport \"salon/shared/service\"\n\n"+src+"\n")); len(faults) == 0 {
+		faults, _ := locatorUses(t, name, []byte("package handler\n\nimport \"salon/shared/instance\"\n\n"+src+"\n"))
+		if len(faults) == 0 {
 			t.Errorf("%s: not found in %s", name, src)
 		}
 	}
-	for name, src := range map[string]string{
-		"the Env":                  `handler.SlotsRouter(e)`,
-		"a getter of all":          `handler.SlotsRouter(e.Logger(), e.Service, e.Menu, e.Shop)`,
-		"a getter called":          `handler.ReserveRouter(e.Logger(), e.Sessions, get(e))`,
-		"the Env in a struct":      `handler.AdminRouter(e.Logger(), handler.AdminUses{Token: e.AdminToken, Env: e})`,
-		"a getter of all, by name": `handler.AdminRouter(e.Logger(), handler.AdminUses{Team: e.Service})`,
-	} {
-		code := "package instance\n\nfunc R(e *Env) { " + src + " }\n"
-		if faults, n := routerArguments(t, name, []byte(code)); len(faults) == 0 || n != 1 {
-			t.Errorf("%s: %d calls, faults %q in %s", name, n, faults, src)
-		}
-	}
-	good := "package instance\n\nfunc R(e *Env) { handler.AdminRouter(e.Logger(), handler.AdminUses{Token: e.AdminToken, Team: e.Team}) }\n"
-	if faults, n := routerArguments(t, "good", []byte(good)); len(faults) > 0 || n != 1 {
-		t.Errorf("a router given getters: %d calls, faults %q", n, faults)
+	good := `func R(e *instance.Env) *routes {
+	e = e.For(fn)
+	return &routes{run: e.ReleaseRun, shop: e.Shop, log: e.Logger()}
+}`
+	if faults, n := locatorUses(t, "good", []byte("package handler\n\nimport \"salon/shared/instance\"\n\n"+good+"\n")); len(faults) > 0 || n != 1 {
+		t.Errorf("a router constructor taking getters: %d constructors, faults %q", n, faults)
 	}
 }
 
-// bundleNames returns where one Go file of package handler names one of
-// bundles of package service.
-func bundleNames(t *testing.T, name string, src []byte) (faults []string) {
+// locatorUses returns how one Go file of package handler reaches past what it
+// is given, and how many functions in it take an *instance.Env (the
+// routers' constructors, each allowed only handlerGetters of it).
+func locatorUses(t *testing.T, name string, src []byte) (faults []string, constructors int) {
 	t.Helper()
 	fset := token.NewFileSet()
 	af, err := parser.ParseFile(fset, name, src, parser.SkipObjectResolution)
@@ -320,86 +219,113 @@ func bundleNames(t *testing.T, name string, src []byte) (faults []string) {
 	}
 	pkg := ""
 	for _, imp := range af.Imports {
-		if strings.Trim(imp.Path.Value, `"`) == "salon/shared/service" {
-			pkg = "service"
+		if strings.Trim(imp.Path.Value, `"`) == "salon/shared/instance" {
+			pkg = "instance"
 			if imp.Name != nil {
 				pkg = imp.Name.Name
 			}
 		}
 	}
 	if pkg == "" {
-		return nil
+		return nil, 0
 	}
-	ast.Inspect(af, func(n ast.Node) bool {
-		if sel, ok := n.(*ast.SelectorExpr); ok {
-			if id, ok := sel.X.(*ast.Ident); ok && id.Name == pkg && bundles[sel.Sel.Name] {
-				faults = append(faults, fmt.Sprintf("%s: names %s.%s: a handler is given the use cases it calls, not the bundle of all",
-					fset.Position(sel.Pos()), pkg, sel.Sel.Name))
-			}
+	fault := func(n ast.Node, format string, args ...any) {
+		faults = append(faults, fset.Position(n.Pos()).String()+": "+fmt.Sprintf(format, args...))
+	}
+	isEnv := func(e ast.Expr) bool {
+		star, ok := e.(*ast.StarExpr)
+		if !ok {
+			return false
 		}
-		return true
-	})
-	return faults
-}
-
-// routerArguments returns the arguments of handler's constructors, called in
-// one Go file of package instance, that are not a getter of one thing of the
-// Env (e.Reservations, ...) or its logger (e.Logger()), and how many such
-// calls the file makes. A struct of handler's (handler.AdminUses) is held to
-// the same rule field by field.
-func routerArguments(t *testing.T, name string, src []byte) (faults []string, calls int) {
-	t.Helper()
-	fset := token.NewFileSet()
-	af, err := parser.ParseFile(fset, name, src, parser.SkipObjectResolution)
-	if err != nil {
-		t.Fatal(err)
-	}
-	isHandlers := func(e ast.Expr) bool {
-		sel, ok := e.(*ast.SelectorExpr)
+		sel, ok := star.X.(*ast.SelectorExpr)
 		if !ok {
 			return false
 		}
 		id, ok := sel.X.(*ast.Ident)
-		return ok && id.Name == "handler"
+		return ok && id.Name == pkg && sel.Sel.Name == "Env"
 	}
-	var check func(arg ast.Expr)
-	check = func(arg ast.Expr) {
-		switch a := arg.(type) {
-		case *ast.CompositeLit:
-			if isHandlers(a.Type) {
-				for _, el := range a.Elts {
-					if kv, ok := el.(*ast.KeyValueExpr); ok {
-						check(kv.Value)
-					} else {
-						check(el)
-					}
+	// Every name of package instance, and where an *instance.Env may stand:
+	// only as a parameter of a function (not a method) of the package.
+	envParams := map[*ast.Field]bool{}
+	for _, decl := range af.Decls {
+		if fd, ok := decl.(*ast.FuncDecl); ok && fd.Recv == nil {
+			for _, p := range fd.Type.Params.List {
+				if isEnv(p.Type) {
+					envParams[p] = true
 				}
-				return
-			}
-		case *ast.CallExpr:
-			if sel, ok := a.Fun.(*ast.SelectorExpr); ok && len(a.Args) == 0 && sel.Sel.Name == "Logger" {
-				if id, ok := sel.X.(*ast.Ident); ok && id.Name == "e" {
-					return
-				}
-			}
-		case *ast.SelectorExpr:
-			if id, ok := a.X.(*ast.Ident); ok && id.Name == "e" && a.Sel.Name != "Service" {
-				return
 			}
 		}
-		faults = append(faults, fmt.Sprintf("%s: a router is given something other than a getter of one thing of its Env",
-			fset.Position(arg.Pos())))
 	}
 	ast.Inspect(af, func(n ast.Node) bool {
-		call, ok := n.(*ast.CallExpr)
-		if !ok || !isHandlers(call.Fun) {
-			return true
-		}
-		calls++
-		for _, arg := range call.Args {
-			check(arg)
+		switch n := n.(type) {
+		case *ast.SelectorExpr:
+			if id, ok := n.X.(*ast.Ident); ok && id.Name == pkg && !handlerNames[n.Sel.Name] {
+				fault(n, "names %s.%s: a handler is given what it uses, not a bundle of dependencies", pkg, n.Sel.Name)
+			}
+		case *ast.Field:
+			if isEnv(n.Type) && !envParams[n] {
+				fault(n, "keeps an *%s.Env (a field, a method's or a closure's parameter): only a router's constructor takes one", pkg)
+			}
+		case *ast.ValueSpec:
+			if n.Type != nil && isEnv(n.Type) {
+				fault(n, "keeps an *%s.Env in a variable", pkg)
+			}
 		}
 		return true
 	})
-	return faults, calls
+	// Inside a constructor, the Env is only bound to its function and asked
+	// for getters; it is never passed on nor kept by a closure.
+	for _, decl := range af.Decls {
+		fd, ok := decl.(*ast.FuncDecl)
+		if !ok || fd.Recv != nil || fd.Body == nil {
+			continue
+		}
+		params := map[string]bool{}
+		for _, p := range fd.Type.Params.List {
+			if envParams[p] {
+				for _, id := range p.Names {
+					params[id.Name] = true
+				}
+			}
+		}
+		if len(params) == 0 {
+			continue
+		}
+		constructors++
+		var stack []ast.Node
+		ast.Inspect(fd.Body, func(n ast.Node) bool {
+			if n == nil {
+				stack = stack[:len(stack)-1]
+				return true
+			}
+			defer func() { stack = append(stack, n) }()
+			id, ok := n.(*ast.Ident)
+			if !ok || !params[id.Name] {
+				return true
+			}
+			for _, outer := range stack {
+				if _, ok := outer.(*ast.FuncLit); ok {
+					fault(id, "a closure keeps the *%s.Env %s", pkg, id.Name)
+					return true
+				}
+			}
+			switch parent := stack[len(stack)-1].(type) {
+			case *ast.SelectorExpr:
+				if parent.X == id && handlerGetters[parent.Sel.Name] {
+					return true
+				}
+				if parent.X == id {
+					fault(id, "takes %s.%s from the Env: not a getter of one thing", id.Name, parent.Sel.Name)
+					return true
+				}
+			case *ast.AssignStmt:
+				if slices.Contains(parent.Lhs, ast.Expr(id)) {
+					return true
+				}
+			}
+			fault(id, "uses the *%s.Env %s other than through its getters", pkg, id.Name)
+			return true
+		})
+	}
+	return faults, constructors
 }

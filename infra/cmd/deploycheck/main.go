@@ -9,7 +9,7 @@
 // SHOP_TZ failing, SHOP_NAME "undefined"), never into an empty value. Then it
 // gives each function the environment serverless.yml would give it, with the
 // variables substituted, and runs the product's own checks on it
-// (instance.CheckSettings with the function's settings from instance.Functions):
+// (instance.CheckSettings with the function's settings from handler.Functions):
 // a setting the product would refuse stops the deploy here, not after it.
 // Values that the deploy itself uses (STAGE, SCF_ROLE, VPC_ID, SUBNET_ID) must
 // not be empty either. No value is ever printed.
@@ -28,6 +28,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"salon/infra/localgw"
+	"salon/shared/handler"
 	"salon/shared/instance"
 )
 
@@ -99,7 +100,7 @@ func check(path string, lookup func(string) (string, bool), stdout io.Writer) ([
 	for _, fn := range spec.Functions {
 		wf, ok := productFunction(fn.Name)
 		if !ok {
-			problems = append(problems, fmt.Sprintf("function %s: serverless.yml deploys it, but instance.Functions does not name its settings", fn.Name))
+			problems = append(problems, fmt.Sprintf("function %s: serverless.yml deploys it, but handler.Functions does not name its settings", fn.Name))
 			continue
 		}
 		env := map[string]string{}
@@ -124,11 +125,11 @@ func check(path string, lookup func(string) (string, bool), stdout io.Writer) ([
 }
 
 func productFunction(name string) (instance.Function, bool) {
-	i := slices.IndexFunc(instance.Functions, func(f instance.Function) bool { return f.Name == name })
+	i := slices.IndexFunc(handler.Functions, func(f instance.Function) bool { return f.Name == name })
 	if i < 0 {
 		return instance.Function{}, false
 	}
-	return instance.Functions[i], true
+	return handler.Functions[i], true
 }
 
 func oneLine(err error) string {
