@@ -741,11 +741,11 @@ func TestIdempotencyKeyCountsCharacters(t *testing.T) {
 	s := newSystem(t)
 	slot := s.freshSlot(10, 5000)
 	for i, key := range []string{
-		strings.Repeat("预约", 15),        // 30 characters, 90 bytes: refused while keys were counted in bytes
-		strings.Repeat("美", 64),         // 64 characters, 192 bytes
-		strings.Repeat("💅", 64),         // 64 characters of 4 bytes each
-		"k" + strings.Repeat("é", 63),   // 64 characters, 127 bytes
-		strings.Repeat("k", 64),         // 64 bytes, as before
+		strings.Repeat("预约", 15),      // 30 characters, 90 bytes: refused while keys were counted in bytes
+		strings.Repeat("美", 64),       // 64 characters, 192 bytes
+		strings.Repeat("💅", 64),       // 64 characters of 4 bytes each
+		"k" + strings.Repeat("é", 63), // 64 characters, 127 bytes
+		strings.Repeat("k", 64),       // 64 bytes, as before
 	} {
 		openid := fmt.Sprintf("o-key-%d", i)
 		id, a := s.reserve(openid, slot, "Idempotency-Key", key)
