@@ -218,11 +218,17 @@ func DayBounds(date string, loc *time.Location) (time.Time, time.Time, error) {
 // each starts before the other ends; touching ends do not overlap.
 func ClearOf(cells []ScheduledSlot, taken []Span) (clear []ScheduledSlot, skipped int) {
 	for _, c := range cells {
-		if slices.ContainsFunc(taken, func(t Span) bool { return c.StartAt.Before(t.End) && t.Start.Before(c.EndAt) }) {
+		if slices.ContainsFunc(taken, func(t Span) bool { return Overlap(c.StartAt, c.EndAt, t.Start, t.End) }) {
 			skipped++
 			continue
 		}
 		clear = append(clear, c)
 	}
 	return clear, skipped
+}
+
+// Overlap reports whether [aStart, aEnd) and [bStart, bEnd) share an instant:
+// each starts before the other ends; touching ends do not overlap.
+func Overlap(aStart, aEnd, bStart, bEnd time.Time) bool {
+	return aStart.Before(bEnd) && bStart.Before(aEnd)
 }

@@ -229,7 +229,7 @@ func (db *DB) FindDrift(ctx context.Context) (_ []booking.SlotDrift, err error) 
 			rows.Close()
 			return nil, err
 		}
-		if c.tech == reach.tech && c.start.Before(reach.end) && reach.notEnded {
+		if c.tech == reach.tech && booking.Overlap(c.start, c.end, reach.start, reach.end) && reach.notEnded {
 			out = append(out, booking.SlotDrift{SlotID: reach.id, Booked: reach.booked, Holding: reach.booked, Capacity: reach.capacity, Overlaps: c.id})
 		}
 		if c.tech != reach.tech || c.end.After(reach.end) {
